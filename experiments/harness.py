@@ -1,0 +1,182 @@
+"""The small contract every experiment file follows, and its command line.
+
+An experiment file defines
+
+    NAME    the family name, the first part of every value key ("multires")
+    PARAMS  a dict of parameters (numbers), shown as provenance
+    run(seed, **PARAMS) -> dict    named values: numbers or lists of numbers
+    CLAIMS  a list of Claim
+
+and ends with ``if __name__ == "__main__": harness.main(sys.modules[__name__])``.
+
+A criterion is a Python expression over the values. Inside it, ``p2.ratio``
+reads the value ``p2.ratio``; ``increasing``, ``decreasing``, ``np`` and the
+builtins ``all``, ``any``, ``abs``, ``min``, ``max``, ``len`` are available.
+A claim with ``refuted=True`` records a criterion the data rejected: it passes
+while the criterion stays false.
+
+This module only needs numpy and the standard library, so an experiment runs
+on its own: ``python experiments/multires.py --seed 3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str  # "p2.vanishing"; the key is NAME + "." + id
+    criterion: str  # a Python expression over the values
+    text: dict  # {"zh": ..., "en": ...}: the statement in words
+    shows: tuple = ()  # value ids this claim verifies (their marks lead here)
+    refuted: bool = False  # a first criterion that the data must keep refuting
+    note: dict = field(default_factory=dict)  # optional {"zh", "en"} remark
+
+
+def increasing(xs) -> bool:
+    """Strictly increasing."""
+    return all(b > a for a, b in zip(xs, xs[1:]))
+
+
+def decreasing(xs) -> bool:
+    """Strictly decreasing."""
+    return all(b < a for a, b in zip(xs, xs[1:]))
+
+
+def _namespace(values: dict) -> dict:
+    """Turn {"p2.ratio": x} into names a criterion can read as p2.ratio."""
+    root: dict = {}
+    for key, value in values.items():
+        node = root
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+
+    def wrap(node):
+        if isinstance(node, dict):
+            return SimpleNamespace(**{k: wrap(v) for k, v in node.items()})
+        return node
+
+    names = {k: wrap(v) for k, v in root.items()}
+    names.update(
+        increasing=increasing, decreasing=decreasing, np=np, all=all, any=any,
+        abs=abs, min=min, max=max, len=len, math=math,
+    )
+    return names
+
+
+def evaluate(claim: Claim, values: dict) -> bool:
+    """True when the claim holds: its criterion is true (false if refuted)."""
+    # Names go in globals: a generator inside the criterion cannot see locals.
+    names = {"__builtins__": {}, **_namespace(values)}
+    held = bool(eval(claim.criterion, names))  # noqa: S307
+    return (not held) if claim.refuted else held
+
+
+def check_values(values: dict) -> None:
+    """Values must be finite numbers or lists of them: NaN is a bug, not data."""
+    for key, value in values.items():
+        flat = value if isinstance(value, list) else [value]
+        for x in flat:
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise TypeError(f"value {key!r} is {type(x).__name__}, expected a number")
+            if not math.isfinite(x):
+                raise ValueError(f"value {key!r} is not finite ({x})")
+
+
+def plain(value):
+    """numpy scalars and arrays to plain JSON-able Python numbers."""
+    if isinstance(value, np.ndarray):
+        return [plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return float(value)
+    return value
+
+
+def measure(module, seed: int) -> dict:
+    """Run the experiment once and evaluate its claims: the full report."""
+    params = dict(module.PARAMS)
+    start = time.perf_counter()
+    raw = module.run(seed, **params)
+    elapsed = time.perf_counter() - start
+    values = {k: plain(v) for k, v in raw.items()}
+    check_values(values)
+    claims = []
+    for claim in module.CLAIMS:
+        claims.append({
+            "id": claim.id,
+            "criterion": claim.criterion,
+            "text": claim.text,
+            "shows": list(claim.shows),
+            "refuted": claim.refuted,
+            "note": claim.note,
+            "passed": evaluate(claim, values),
+        })
+    lines = inspect.getsourcelines(module.run)
+    return {
+        "name": module.NAME,
+        "seed": seed,
+        "params": params,
+        "values": values,
+        "claims": claims,
+        "function": "run",
+        "source_lines": [lines[1], lines[1] + len(lines[0]) - 1],
+        "versions": {"python": platform.python_version(), "numpy": np.__version__},
+        "seconds": round(elapsed, 4),
+    }
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def main(module, argv=None) -> int:
+    parser = argparse.ArgumentParser(description=(module.__doc__ or "").strip().splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the values as one JSON object")
+    parser.add_argument("--report", action="store_true", help="print values, claims and provenance as JSON")
+    parser.add_argument("--lang", choices=["zh", "en"], default="en")
+    args = parser.parse_args(argv)
+    report = measure(module, args.seed)
+    failed = [c for c in report["claims"] if not c["passed"]]
+    if args.report:
+        print(json.dumps(report, ensure_ascii=False, sort_keys=True))
+    elif args.json:
+        keyed = {f"{module.NAME}.{k}": v for k, v in report["values"].items()}
+        print(json.dumps(keyed, ensure_ascii=False, sort_keys=True))
+    else:
+        print(f"{module.NAME}  seed={args.seed}  params={report['params']}")
+        for claim in report["claims"]:
+            mark = "PASS" if claim["passed"] else "FAIL"
+            kind = "  (refuted criterion: must stay false)" if claim["refuted"] else ""
+            print(f"  {mark}  {module.NAME}.{claim['id']}: {claim['text'][args.lang]}")
+            print(f"        criterion: {claim['criterion']}{kind}")
+            for key in claim["shows"]:
+                print(f"        {module.NAME}.{key} = {_show(report['values'][key])}")
+        total = len(report["claims"])
+        print(f"{total - len(failed)}/{total} claims pass")
+    return 1 if failed else 0
+
+
+def run_as_script(module) -> None:
+    sys.exit(main(module))

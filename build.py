@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Build the course site: content + experiments -> site/.
+
+load content -> run experiments (cached) -> evaluate claims -> parse Markdown
+-> draw figures -> render pages -> write site atomically -> check
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, help="experiment seed (default: content/site.yaml's seed)")
+    p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
+    p.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    p.add_argument("--root", type=Path, default=ROOT, help="the course folder (content/, experiments/ …)")
+    p.add_argument("--check", action="store_true", help="build, then check the site")
+    p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
+    p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
+    p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary only")
+    return p.parse_args(argv)
+
+
+def build(args: argparse.Namespace, say=print) -> dict:
+    from lessonkit import claims, content, experiments, figures, markdown, output, render
+    from lessonkit.errors import BuildError
+
+    start = time.perf_counter()
+    root = args.root.resolve()
+    cache = root / ".cache"
+
+    # 1. load content
+    site = content.load_site(root)
+    for page, message in site.stale:
+        if args.strict:
+            raise BuildError(message, page.path)
+        say(f"warning: {page.path}: {message}")
+    seed = site.config["seed"] if args.seed is None else args.seed
+
+    # 2. run experiments (cached) and 3. evaluate claims
+    reports = experiments.run_all(root, site.config["experiments"], seed, cache / "experiments",
+                                  force=args.force, progress=say)
+    measurements = claims.collect(reports)
+
+    # 4. parse Markdown: what each page shows and needs
+    strings = render.load_strings(root, site.languages)
+    glossary = content.load_data(root, "glossary.yaml", [])
+    references = content.load_data(root, "references.yaml", {})
+    slugs = set(site.config["pages"])
+    pages = []
+    for page in site.pages:
+        ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
+        pages.append((page, ctx, markdown.parse(ctx)))
+
+    # 5. draw figures
+    files: dict[str, bytes] = output.static_files(root / "templates" / "static")
+    for page, ctx, _ in pages:
+        for fid, line in ctx.figures:
+            name = f"figures/{fid}.{page.lang}.svg"
+            if name not in files:
+                try:
+                    files[name] = figures.cached_draw(root / "figures", cache / "figures", fid,
+                                                      measurements.values, page.lang)
+                except BuildError as exc:
+                    raise exc.located(page.path, line) from None
+            ctx.figure_sizes[(fid, page.lang)] = figures.svg_size(files[name])
+
+    # 6. render pages
+    env = render.environment(root)
+    info = {"seed": seed}
+    for i, (page, ctx, tokens) in enumerate(pages):
+        body = markdown.render(tokens, ctx)
+        same_lang = [p for p, _, _ in pages if p.lang == page.lang]
+        k = same_lang.index(page)
+        nav = {"prev": same_lang[k - 1] if k else None,
+               "next": same_lang[k + 1] if k + 1 < len(same_lang) else None,
+               "crumbs": _crumbs(page, same_lang)}
+        files[page.url] = render.page_html(env, root, site, page, ctx, body, nav, info).encode("utf-8")
+    files["index.html"] = render.index_html(env, root, site, strings, info).encode("utf-8")
+
+    # 7. write the site atomically
+    output.write_site(files, args.out)
+    shown = {k for _, ctx, _ in pages for k in ctx.claims}
+    return {"pages": len(pages) + 1, "claims": len(measurements.claims), "claims_shown": len(shown),
+            "experiments_run": sum(not r.cached for r in reports), "seconds": time.perf_counter() - start,
+            "contexts": [ctx for _, ctx, _ in pages]}
+
+
+def _crumbs(page, same_lang):
+    """The section index above a page, if the page sits in a folder with one."""
+    if "/" not in page.slug:
+        return []
+    folder = page.slug.rsplit("/", 1)[0]
+    index = next((p for p in same_lang if p.slug == f"{folder}/index"), None)
+    return [{"url": index.url, "title": index.meta["title"]}] if index and index is not page else []
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from lessonkit.errors import BuildError
+
+    say = (lambda *a, **k: None) if args.quiet else (lambda msg: print(msg, flush=True))
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+    try:
+        if args.mark_translated:
+            from lessonkit.content import mark_translated
+
+            print(f"{args.mark_translated}: translated_from = {mark_translated(args.root.resolve(), args.mark_translated)}")
+            return 0
+        if not args.check_only:
+            result = build(args, say)
+            print(f"built {result['pages']} pages into {args.out}: {result['claims']} claims passed, "
+                  f"{result['experiments_run']} experiment(s) run, {result['seconds']:.2f} s")
+        if args.check or args.check_only:
+            from lessonkit import checks
+
+            problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                print(f"check: {len(problems)} problem(s)", file=sys.stderr)
+                return 1
+            print("check: no problems")
+        return 0
+    except BuildError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

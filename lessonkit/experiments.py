@@ -1,0 +1,127 @@
+"""Run the experiments, each in its own process, in parallel, with a cache.
+
+A cache entry is keyed by the experiment's source and the local modules it
+imports, the seed, and the Python/numpy versions; a hit reads one JSON file and
+imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from .errors import BuildError
+
+
+@dataclass
+class Report:
+    name: str
+    path: Path  # the experiment file, relative to the project root
+    data: dict  # what `--report` printed: values, claims, params, provenance
+    cached: bool
+
+
+def local_sources(path: Path) -> list[Path]:
+    """The experiment file and every sibling module it imports, recursively."""
+    seen: list[Path] = []
+    todo = [path]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.append(p)
+        for node in ast.walk(ast.parse(p.read_bytes(), filename=str(p))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                sibling = p.parent / (name.split(".")[0] + ".py")
+                if sibling.is_file():
+                    todo.append(sibling)
+    return sorted(seen)
+
+
+def _versions() -> str:
+    try:
+        numpy = metadata.version("numpy")
+    except metadata.PackageNotFoundError:
+        numpy = "none"
+    return f"python={platform.python_version()} numpy={numpy}"
+
+
+def cache_key(path: Path, seed: int) -> str:
+    h = hashlib.sha256()
+    for src in local_sources(path):
+        h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
+    h.update(f"seed={seed} {_versions()}".encode())
+    return h.hexdigest()[:20]
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _failure(path: Path, root: Path, stderr: str) -> BuildError:
+    """One line from a traceback: the last frame in the experiment's own file."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    last = lines[-1].strip() if lines else "no output"
+    line = None
+    for file, num in _FRAME.findall(stderr):
+        if Path(file).resolve() == path.resolve():
+            line = int(num)
+    return BuildError(f"experiment failed: {last}", path.relative_to(root), line)
+
+
+def _run(root: Path, path: Path, seed: int) -> dict:
+    proc = subprocess.run(
+        [sys.executable, str(path), "--seed", str(seed), "--report"],
+        cwd=root, capture_output=True, text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise _failure(path, root, proc.stderr or proc.stdout) from None
+
+
+def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: bool = False,
+            progress=lambda msg: None) -> list[Report]:
+    """Every experiment's report, from the cache where its inputs are unchanged."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for name in names:
+        path = root / "experiments" / f"{name}.py"
+        if not path.is_file():
+            raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
+                             "content/site.yaml")
+        try:
+            key = cache_key(path, seed)
+        except SyntaxError as exc:
+            raise BuildError(f"experiment has a syntax error: {exc.msg}", path.relative_to(root), exc.lineno) from None
+        jobs.append((name, path, cache_dir / f"{name}-{key}.json"))
+
+    def one(job):
+        name, path, cached = job
+        if cached.is_file() and not force:
+            return Report(name, path.relative_to(root), json.loads(cached.read_text("utf-8")), True)
+        progress(f"running experiments/{name}.py (seed {seed})")
+        data = _run(root, path, seed)
+        if data.get("name") != name:
+            raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {name!r}",
+                             path.relative_to(root))
+        cached.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), "utf-8")
+        return Report(name, path.relative_to(root), data, False)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
+        return list(pool.map(one, jobs))

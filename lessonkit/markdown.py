@@ -1,0 +1,153 @@
+"""Markdown to HTML: one markdown-it-py parser with the lessonkit plugins.
+
+Rendering is split in two: ``parse`` collects what a page needs (figures, ids),
+then the figures are drawn, then ``render`` writes the HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from html import escape
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.footnote import footnote_plugin
+
+from .errors import BuildError
+from .mdplugins.blocks import blocks_plugin
+from .mdplugins.headings import headings_plugin
+from .mdplugins.lines import lines_plugin
+from .mdplugins.links import links_plugin
+from .mdplugins.math import math_plugin
+from .mdplugins.spans import spans_plugin
+from .mdplugins.values import values_plugin
+
+LANG_TAGS = {"zh": "zh-CN", "en": "en"}
+
+
+@dataclass
+class PageContext:
+    """What a page's plugins read (measurements, strings …) and what they collect."""
+
+    page: object  # content.Page
+    measurements: object  # claims.Measurements
+    strings: dict
+    slugs: set
+    glossary: list = field(default_factory=list)
+    references: dict = field(default_factory=dict)
+    figure_sizes: dict = field(default_factory=dict)  # figure id -> (width, height)
+    # collected while rendering
+    values: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+    experiments: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    toc: list = field(default_factory=list)
+    ids: set = field(default_factory=set)
+    audits: list = field(default_factory=list)
+    terms: list = field(default_factory=list)
+    local_links: list = field(default_factory=list)
+    exercises: int = 0
+    math_count: int = 0
+
+    @property
+    def lang(self) -> str:
+        return self.page.lang
+
+    @property
+    def path(self):
+        return self.page.path
+
+    @property
+    def body_line(self) -> int:
+        return self.page.body_line
+
+    @property
+    def root(self) -> str:
+        """The relative path from this page to the site root: '../' or '../../'."""
+        return "../" * self.page.url.count("/")
+
+    @staticmethod
+    def lang_tag(lang: str) -> str:
+        return LANG_TAGS[lang]
+
+    def use_value(self, key: str) -> None:
+        if key not in self.values:
+            self.values.append(key)
+
+    def show_claim(self, key: str) -> None:
+        if key not in self.claims:
+            self.claims.append(key)
+        self.show_experiment(key.split(".", 1)[0])
+
+    def show_experiment(self, name: str) -> None:
+        if name not in self.experiments:
+            self.experiments.append(name)
+
+    def need_figure(self, fid: str, line: int) -> None:
+        if fid not in [f for f, _ in self.figures]:
+            self.figures.append((fid, line))
+
+    def figure_file(self, fid: str) -> tuple[str, int, int]:
+        width, height = self.figure_sizes[(fid, self.lang)]
+        return f"{self.root}figures/{fid}.{self.lang}.svg", width, height
+
+    def glossary_entry(self, text: str, key: str | None) -> dict:
+        for entry in self.glossary:
+            if (key and entry["id"] == key) or (not key and entry[self.lang] == text.strip()):
+                return entry
+        wanted = f"key={key!r}" if key else repr(text.strip())
+        raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml")
+
+    def reference(self, key: str) -> dict:
+        if key not in self.references:
+            raise BuildError(f"unknown reference {key!r}: add it to content/references.yaml")
+        return self.references[key]
+
+
+def _highlight(code: str, lang: str, attrs) -> str:
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(lang) if lang else TextLexer()
+    except ClassNotFound:
+        lexer = TextLexer()
+    body = highlight(code, lexer, HtmlFormatter(nowrap=True))
+    return f'<pre class="code"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
+
+
+def _table_open(self, tokens, idx, options, env):
+    # Wide tables scroll inside their own box instead of widening the page.
+    return '<div class="table-wrap" tabindex="0">' + self.renderToken(tokens, idx, options, env)
+
+
+def _table_close(self, tokens, idx, options, env):
+    return self.renderToken(tokens, idx, options, env) + "</div>\n"
+
+
+@lru_cache(maxsize=1)
+def parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"highlight": _highlight, "html": False})
+    md.enable(["table", "strikethrough"])
+    md.use(lines_plugin)
+    md.use(math_plugin)
+    md.use(values_plugin)
+    md.use(spans_plugin)
+    md.use(headings_plugin)
+    md.use(blocks_plugin)
+    md.use(links_plugin)
+    md.use(footnote_plugin)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("table_close", _table_close)
+    return md
+
+
+def parse(ctx: PageContext) -> list:
+    return parser().parse(ctx.page.body, {"ctx": ctx})
+
+
+def render(tokens: list, ctx: PageContext) -> str:
+    md = parser()
+    return md.renderer.render(tokens, md.options, {"ctx": ctx})

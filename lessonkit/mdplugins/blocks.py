@@ -1,0 +1,99 @@
+"""`::: kind` blocks: exercises with collapsed hints, callouts, epigraphs, figures,
+and the place of the verification summary.
+"""
+
+from html import escape
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.container import container_plugin
+
+from ..errors import BuildError
+from .lines import line_of
+
+CALLOUTS = ("note", "warning", "insight", "what", "why", "how", "philosophy")
+KINDS = ("exercise", "hint", "answer", "epigraph", "figure", "verification-summary", *CALLOUTS)
+SUMMARY_SLOT = "<!--lessonkit:verification-summary-->"
+
+
+def _param(token) -> str:
+    """The text after the kind on the opening line."""
+    return token.info.strip().partition(" ")[2].strip()
+
+
+def blocks_plugin(md: MarkdownIt) -> None:
+    def render(kind):
+        def rule(self, tokens, idx, options, env):
+            token, ctx = tokens[idx], env["ctx"]
+            s = ctx.strings
+            opening = token.nesting == 1
+            if kind == "exercise":
+                if not opening:
+                    return "</section>\n"
+                ctx.exercises += 1
+                n = ctx.exercises
+                return (f'<section class="exercise" id="exercise-{n}" aria-labelledby="exercise-{n}-label">'
+                        f'<p class="block-label" id="exercise-{n}-label">{escape(s["exercise"])} {n}</p>\n')
+            if kind in ("hint", "answer"):
+                return (f'<details class="{kind}"><summary>{escape(s[kind])}</summary>\n' if opening
+                        else "</details>\n")
+            if kind in CALLOUTS:
+                if not opening:
+                    return "</aside>\n"
+                title = _param(token)
+                label = escape(s[f"callout_{kind}"])
+                head = f"{label}：{escape(title)}" if title and ctx.lang == "zh" else (
+                    f"{label}: {escape(title)}" if title else label)
+                return f'<aside class="callout callout-{kind}"><p class="block-label">{head}</p>\n'
+            if kind == "epigraph":
+                return '<blockquote class="epigraph">\n' if opening else "</blockquote>\n"
+            if kind == "figure":
+                if not opening:
+                    return "</figcaption></figure>\n"
+                fid, _, alt = _param(token).partition(" ")
+                if not alt.strip():
+                    raise BuildError(f"figure {fid!r} needs alt text after its id", ctx.path, line_of(token, ctx))
+                src, width, height = ctx.figure_file(fid)
+                anchor = "fig-" + fid.replace(".", "-").replace("_", "-")
+                return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}">'
+                        f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
+                        f'loading="lazy" decoding="async"><figcaption>\n')
+            if kind == "verification-summary":
+                return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
+            raise AssertionError(kind)
+        return rule
+
+    for kind in KINDS:
+        md.use(container_plugin, name=kind, render=render(kind))
+
+    def collect(state):
+        """Before rendering: which figures the page needs, and epigraph attributions."""
+        ctx = state.env["ctx"]
+        depth = 0
+        for i, token in enumerate(state.tokens):
+            if token.type == "container_figure_open":
+                fid = _param(token).partition(" ")[0]
+                if not fid:
+                    raise BuildError("figure block needs an id: ::: figure <id> <alt text>",
+                                     ctx.path, line_of(token, ctx))
+                ctx.need_figure(fid, line_of(token, ctx))
+            elif token.type == "container_epigraph_open":
+                depth += 1
+            elif token.type == "container_epigraph_close":
+                depth -= 1
+            elif depth and token.type == "inline":
+                _attribution(token)
+
+    md.core.ruler.push("lessonkit_blocks", collect)
+
+
+def _attribution(inline) -> None:
+    """'quotation⏎— source' inside an epigraph: the source becomes a <cite>."""
+    from markdown_it.token import Token
+
+    kids = inline.children
+    for i, child in enumerate(kids):
+        if child.type == "softbreak" and i + 1 < len(kids) and kids[i + 1].content.lstrip().startswith("—"):
+            start, end = Token("html_inline", "", 0), Token("html_inline", "", 0)
+            start.content, end.content = '<br><cite class="attribution">', "</cite>"
+            inline.children = kids[:i] + [start] + kids[i + 1:] + [end]
+            return

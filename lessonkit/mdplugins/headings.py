@@ -1,0 +1,49 @@
+"""Heading ids shared by both languages: `## Title {#id}`, else a positional id.
+
+Collects the table of contents and refuses duplicate ids.
+"""
+
+import re
+
+from markdown_it import MarkdownIt
+
+from ..errors import BuildError
+from .lines import line_of
+
+_EXPLICIT = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
+
+
+def headings_plugin(md: MarkdownIt) -> None:
+    def rule(state):
+        ctx = state.env["ctx"]
+        counters = [0] * 7
+        tokens = state.tokens
+        for i, token in enumerate(tokens):
+            if token.type != "heading_open":
+                continue
+            level = int(token.tag[1])
+            inline = tokens[i + 1]
+            counters[level] += 1
+            counters[level + 1:] = [0] * (6 - level)
+            last = inline.children[-1] if inline.children else None
+            match = _EXPLICIT.search(last.content) if last is not None and last.type == "text" else None
+            if match:
+                hid = match.group(1)
+                last.content = last.content[: match.start()]
+                inline.content = _EXPLICIT.sub("", inline.content)
+            else:
+                hid = "s-" + "-".join(str(c) for c in counters[2:level + 1] or [counters[level]])
+            if hid in ctx.ids:
+                raise BuildError(f"duplicate heading id {hid!r}", ctx.path, line_of(token, ctx))
+            ctx.ids.add(hid)
+            token.attrSet("id", hid)
+            text = "".join(c.content for c in inline.children if c.type in ("text", "code_inline"))
+            ctx.toc.append({"level": level, "id": hid, "text": text.strip()})
+
+    md.core.ruler.push("lessonkit_headings", rule)
+
+    def heading_close(self, tokens, idx, options, env):
+        hid = tokens[idx - 2].attrGet("id")
+        return f'<a class="anchor" href="#{hid}" aria-hidden="true" tabindex="-1">#</a></{tokens[idx].tag}>\n'
+
+    md.add_render_rule("heading_close", heading_close)

@@ -1,0 +1,78 @@
+"""{val}`key` shows a measured value; {claim}`key` shows a claim's status.
+
+A value renders as an element carrying its key and full-precision value, so the
+checks and the browser tests can compare what is shown with what was measured.
+"""
+
+from html import escape
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.myst_role import myst_role_plugin
+
+from ..errors import BuildError
+from ..numbers import FormatError, format_value, raw
+from .lines import line_of
+
+
+def claim_anchor(key: str) -> str:
+    return "claim-" + key.replace(".", "-").replace("_", "-")
+
+
+def experiment_anchor(name: str) -> str:
+    return f"experiment-{name}"
+
+
+def render_value(ctx, key: str, spec: str | None) -> str:
+    m = ctx.measurements
+    value = m.value(key)
+    try:
+        text = format_value(value, spec, ctx.lang)
+    except FormatError as exc:
+        raise BuildError(str(exc)) from None
+    ctx.use_value(key)
+    claim_key = m.claim_of_value.get(key)
+    s = ctx.strings
+    attrs = f'data-key="{escape(key)}" data-value="{escape(raw(value))}"'
+    if spec:
+        attrs += f' data-format="{escape(spec)}"'
+    if claim_key:
+        ctx.show_claim(claim_key)
+        claim = m.claims[claim_key]
+        target, label = claim_anchor(claim_key), f'{s["verified"]}: {claim.text[ctx.lang]}'
+        attrs += f' data-claim="{escape(claim_key)}"'
+        mark = "✓"
+    else:
+        name = key.split(".", 1)[0]
+        ctx.show_experiment(name)
+        target, label, mark = experiment_anchor(name), f'{s["measured_by"]} experiments/{name}.py', "ⓘ"
+    return (f'<span class="value" {attrs}><span class="num">{escape(text)}</span>'
+            f'<a class="mark" href="#{target}" aria-label="{escape(label)}" title="{escape(label)}">{mark}</a></span>')
+
+
+def render_claim_status(ctx, key: str) -> str:
+    claim = ctx.measurements.claim(key)
+    ctx.show_claim(key)
+    s = ctx.strings
+    status = s["refuted_holds"] if claim.refuted else s["passed"]
+    return (f'<a class="claim-status" data-claim="{escape(key)}" href="#{claim_anchor(key)}">'
+            f'✓ {escape(status)}</a>')
+
+
+def values_plugin(md: MarkdownIt) -> None:
+    md.use(myst_role_plugin)
+
+    def render(self, tokens, idx, options, env):
+        token = tokens[idx]
+        ctx = env["ctx"]
+        name, content = token.meta.get("name"), token.content.strip()
+        try:
+            if name == "val":
+                key, _, spec = content.partition(":")
+                return render_value(ctx, key.strip(), spec.strip() or None)
+            if name == "claim":
+                return render_claim_status(ctx, content)
+            raise BuildError(f"unknown role {{{name}}}: use {{val}} or {{claim}}")
+        except BuildError as exc:
+            raise exc.located(ctx.path, line_of(token, ctx)) from None
+
+    md.add_render_rule("myst_role", render)

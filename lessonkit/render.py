@@ -1,0 +1,143 @@
+"""Jinja templates: pages, the course home, the verification summary and the audit list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from .content import Page, Site, read_text
+from .errors import BuildError
+from .markdown import LANG_TAGS, PageContext
+from .mdplugins.blocks import SUMMARY_SLOT
+from .mdplugins.values import claim_anchor, experiment_anchor, render_value
+
+
+def load_strings(root: Path, languages: list[str]) -> dict:
+    strings = {}
+    for lang in languages:
+        path = root / "templates" / "i18n" / f"{lang}.yaml"
+        shown = path.relative_to(root)
+        if not path.is_file():
+            raise BuildError(f"no interface strings for {lang!r}", shown)
+        try:
+            strings[lang] = yaml.safe_load(read_text(path, shown))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise BuildError(f"malformed YAML: {getattr(exc, 'problem', exc)}", shown,
+                             mark.line + 1 if mark else None) from None
+    first, *rest = languages
+    for lang in rest:
+        missing = set(strings[first]) ^ set(strings[lang])
+        if missing:
+            raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
+                             f"templates/i18n/{lang}.yaml")
+    return strings
+
+
+def environment(root: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(root / "templates"),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals.update(lang_tag=LANG_TAGS.__getitem__, claim_anchor=claim_anchor,
+                       experiment_anchor=experiment_anchor)
+    return env
+
+
+def template_error(exc: jinja2.TemplateError, root: Path) -> BuildError:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        name = exc.filename or exc.name or "templates"
+        path = Path(name)
+        shown = path.relative_to(root) if path.is_absolute() and path.is_relative_to(root) else f"templates/{name}"
+        return BuildError(f"template syntax error: {exc.message}", shown, exc.lineno)
+    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+    where, line = "templates", None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(str(root / "templates")):
+            where, line = Path(filename).relative_to(root), tb.tb_lineno
+        tb = tb.tb_next
+    return BuildError(f"template error: {exc}", where, line)
+
+
+def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Template:
+    try:
+        return env.get_template(name)
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, root) from None
+
+
+def claim_rows(ctx: PageContext) -> list[dict]:
+    """The claims a page shows, each with its measured values rendered like the prose's."""
+    m = ctx.measurements
+    rows = []
+    for key in ctx.claims:
+        claim = m.claims[key]
+        rows.append({
+            "claim": claim,
+            "anchor": claim_anchor(key),
+            "measured": [(k, render_value(ctx, k, None)) for k in claim.shows],
+        })
+    return rows
+
+
+def experiment_rows(ctx: PageContext) -> list[dict]:
+    rows = []
+    for report in ctx.measurements.reports:
+        if report.name in ctx.experiments:
+            data = report.data
+            rows.append({"name": report.name, "path": str(report.path), "anchor": experiment_anchor(report.name),
+                         "seed": data["seed"], "params": data["params"], "versions": data["versions"],
+                         "lines": data["source_lines"], "code_hash": data.get("code_hash", ""),
+                         "passed": ctx.measurements.values.get(f"{report.name}.claims.passed"),
+                         "total": ctx.measurements.values.get(f"{report.name}.claims.total")})
+    return rows
+
+
+def finish_body(env, root: Path, body: str, ctx: PageContext) -> str:
+    """Put the verification summary where the author asked for it, else at the end."""
+    if not ctx.claims and not ctx.experiments:
+        return body.replace(SUMMARY_SLOT, "")
+    summary = get_template(env, "_summary.html", root).render(
+        s=ctx.strings, lang=ctx.lang, rows=claim_rows(ctx), experiments=experiment_rows(ctx),
+        standalone=SUMMARY_SLOT not in body)
+    if SUMMARY_SLOT in body:
+        return body.replace(SUMMARY_SLOT, summary)
+    return body + summary
+
+
+def page_html(env, root: Path, site: Site, page: Page, ctx: PageContext, body: str, nav: dict,
+              build_info: dict) -> str:
+    other = [p for p in site.pages if p.slug == page.slug and p.lang != page.lang]
+    stale = any(p is page for p, _ in site.stale)
+    try:
+        return get_template(env, "page.html", root).render(
+            site=site.config, page=page, lang=page.lang, s=ctx.strings, body=finish_body(env, root, body, ctx),
+            toc=[h for h in ctx.toc if h["level"] in (2, 3)], twins=other, root=ctx.root, nav=nav,
+            audits=ctx.audits, stale=stale, build=build_info, audit_counts=_audit_counts(ctx.audits),
+        )
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, root) from None
+
+
+def _audit_counts(audits: list) -> dict:
+    counts = {"verified": 0, "cited": 0, "unverified": 0}
+    for a in audits:
+        counts[a["status"]] += 1
+    return counts
+
+
+def index_html(env, root: Path, site: Site, strings: dict, build_info: dict) -> str:
+    try:
+        return get_template(env, "index.html", root).render(
+            site=site.config, pages=site.pages, strings=strings, root="", build=build_info,
+            lang=site.config["source_language"], s=strings[site.config["source_language"]])
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, root) from None

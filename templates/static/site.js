@@ -1,0 +1,34 @@
+// Enhancements only: every page reads fully without this file.
+(function () {
+  "use strict";
+  // Keep the reader's section when switching language: the twin page has the same heading ids.
+  function currentSection() {
+    var heads = document.querySelectorAll("main h2[id], main h3[id]");
+    var current = null;
+    for (var i = 0; i < heads.length; i++) {
+      if (heads[i].getBoundingClientRect().top <= 80) current = heads[i].id; else break;
+    }
+    return current;
+  }
+  document.querySelectorAll("[data-lang-switch]").forEach(function (link) {
+    link.addEventListener("click", function () {
+      var id = location.hash ? location.hash.slice(1) : currentSection();
+      var base = link.getAttribute("href").split("#")[0];
+      link.setAttribute("href", id ? base + "#" + id : base);
+      try { localStorage.setItem("lessonkit-lang", link.getAttribute("hreflang")); } catch (e) { /* private mode */ }
+    });
+  });
+  // Highlight the current section in the contents as the reader scrolls.
+  var tocLinks = document.querySelectorAll(".toc a[href^='#']");
+  if (tocLinks.length) {
+    var onScroll = function () {
+      var id = currentSection();
+      tocLinks.forEach(function (a) {
+        if (a.getAttribute("href") === "#" + id) a.setAttribute("aria-current", "true");
+        else a.removeAttribute("aria-current");
+      });
+    };
+    document.addEventListener("scroll", onScroll, { passive: true });
+    onScroll();
+  }
+})();

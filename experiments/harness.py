@@ -46,12 +46,12 @@ class Claim:
 
 def increasing(xs) -> bool:
     """Strictly increasing."""
-    return all(b > a for a, b in zip(xs, xs[1:]))
+    return all(b > a for a, b in zip(xs, xs[1:], strict=False))
 
 
 def decreasing(xs) -> bool:
     """Strictly decreasing."""
-    return all(b < a for a, b in zip(xs, xs[1:]))
+    return all(b < a for a, b in zip(xs, xs[1:], strict=False))
 
 
 def _namespace(values: dict) -> dict:

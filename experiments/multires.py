@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import harness
+import numpy as np
 from harness import Claim
 
 NAME = "multires"

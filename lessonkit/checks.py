@@ -152,7 +152,7 @@ def run(root: Path, site: Path, strict: bool = False) -> list[str]:
 
 def _check_links(rel: str, s: PageScan, scans: dict, files: set) -> list[str]:
     out = []
-    for tag, attr, url, rel_attr, classes in s.refs:
+    for tag, attr, url, _rel_attr, classes in s.refs:
         parts = urlsplit(url)
         if parts.scheme in ("http", "https") or url.startswith("//"):
             if tag != "a":
@@ -205,7 +205,7 @@ def _check_parity(manifest: dict, scans: dict) -> list[str]:
             a, b = scans[f"{first}/{page}"], scans[f"{lang}/{page}"]
             where = f"{first}/{page} vs {lang}/{page}"
             if a.headings != b.headings:
-                diff = next((f"{x!r} vs {y!r}" for x, y in zip(a.headings, b.headings) if x != y),
+                diff = next((f"{x!r} vs {y!r}" for x, y in zip(a.headings, b.headings, strict=False) if x != y),
                             f"{len(a.headings)} vs {len(b.headings)} headings")
                 out.append(f"{where}: heading ids differ ({diff})")
             ka, kb = {v[0] for v in a.values}, {v[0] for v in b.values}

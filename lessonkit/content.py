@@ -127,14 +127,14 @@ def load_site(root: Path) -> Site:
         if not found:
             raise BuildError(f"content/{lang} has no pages", f"content/{lang}")
         for slug in sorted(found - listed):
-            raise BuildError(f"page is not listed in content/site.yaml 'pages'", f"content/{lang}/{slug}.md")
+            raise BuildError("page is not listed in content/site.yaml 'pages'", f"content/{lang}/{slug}.md")
         for slug in config["pages"]:
             path = folder / f"{slug}.md"
             shown = path.relative_to(root)
             if not path.is_file():
                 other = next(l for l in config["languages"] if l != lang)
                 raise BuildError(f"missing translation: content/{other}/{slug}.md has no {lang} twin", shown)
-            if path.resolve().parent != (folder / slug).resolve().parent or not path.resolve().is_relative_to(content.resolve()):
+            if not path.resolve().is_relative_to(content.resolve()):  # a link pointing outside
                 raise BuildError("page path escapes content/", shown)
             meta, body, body_line = split_front_matter(read_text(path, shown), shown)
             site.pages.append(Page(slug, lang, shown, meta, body, body_line, digest(path)))

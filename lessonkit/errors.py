@@ -12,7 +12,7 @@ class BuildError(Exception):
         self.path = path
         self.line = line
 
-    def located(self, path: Path | str, line: int | None = None) -> "BuildError":
+    def located(self, path: Path | str, line: int | None = None) -> BuildError:
         """Fill in where the error is, unless something deeper already did."""
         if self.path is None:
             self.path = path

@@ -32,10 +32,13 @@ def test_every_shown_number_is_what_the_experiment_prints(site):
     for key, value in shown[0].items():
         if key in truth:
             assert json.loads(value) == truth[key], key
-    # No scientific notation leaks into prose.
+    # No scientific notation leaks into prose, and none of the author's own run's numbers is typed in.
     for html in pages:
         assert not re.search(r'class="num">[^<]*e-\d', html)
-    assert "1.1e-7" not in pages[0] and "2.38" not in pages[0]
+        prose = re.sub(r'<span class="value".*?</span></span>', "", html)
+        prose = re.sub(r"<[^>]+>", "", prose)
+        for published in ("1.1e-7", "1.1 × 10", "2.38", "18.34", "4.42", "0.68"):
+            assert published not in prose, published
 
 
 def test_seed_changes_the_numbers(tmp_path, site):
@@ -80,10 +83,10 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(tmp_path, site):
     shutil.copytree(site, copy)
     page = copy / "zh/lesson-l5.html"
     html = page.read_text()
-    edited = re.sub(r'(data-key="multires.p1.rank" data-value="4"><span class="num">)4', r"\g<1>5", html, count=1)
+    edited = re.sub(r'(data-key="multires.p1.rank" data-value="4"[^>]*><span class="num">)4', r"\g<1>5", html, count=1)
     assert edited != html
     page.write_text(edited.replace('href="#exercises"', 'href="#no-such-section"', 1))
     result = run_build("--out", copy, "--check-only")
     assert result.returncode == 1
     assert "value multires.p1.rank: shows '5'" in result.stderr
-    assert "#no-such-section' points to a missing anchor" in result.stderr
+    assert "'#no-such-section'> points to a missing anchor" in result.stderr

@@ -56,7 +56,7 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 anchor = "fig-" + fid.replace(".", "-").replace("_", "-")
                 return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}">'
                         f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
-                        f'loading="lazy" decoding="async"><figcaption>\n')
+                        f'decoding="async"><figcaption>\n')
             if kind == "verification-summary":
                 return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
             raise AssertionError(kind)
@@ -69,7 +69,7 @@ def blocks_plugin(md: MarkdownIt) -> None:
         """Before rendering: which figures the page needs, and epigraph attributions."""
         ctx = state.env["ctx"]
         depth = 0
-        for i, token in enumerate(state.tokens):
+        for _i, token in enumerate(state.tokens):
             if token.type == "container_figure_open":
                 fid = _param(token).partition(" ")[0]
                 if not fid:

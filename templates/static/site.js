@@ -6,13 +6,13 @@
     var heads = document.querySelectorAll("main h2[id], main h3[id]");
     var current = null;
     for (var i = 0; i < heads.length; i++) {
-      if (heads[i].getBoundingClientRect().top <= 80) current = heads[i].id; else break;
+      if (heads[i].getBoundingClientRect().top <= 100) current = heads[i].id; else break;
     }
     return current;
   }
   document.querySelectorAll("[data-lang-switch]").forEach(function (link) {
     link.addEventListener("click", function () {
-      var id = location.hash ? location.hash.slice(1) : currentSection();
+      var id = currentSection() || (location.hash ? location.hash.slice(1) : null);
       var base = link.getAttribute("href").split("#")[0];
       link.setAttribute("href", id ? base + "#" + id : base);
       try { localStorage.setItem("lessonkit-lang", link.getAttribute("hreflang")); } catch (e) { /* private mode */ }

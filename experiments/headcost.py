@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import harness
+import numpy as np
 from harness import Claim
 
 NAME = "headcost"
@@ -119,7 +118,7 @@ def run(seed, *, gpt_d_model, gpt_seq_len, gpt_heads, bytes_per_elem, d_model, s
     costs = [layer_cost(gpt_seq_len, gpt_d_model, h, bytes_per_elem) for h in gpt_heads]
     for key in ("proj_flops", "score_flops", "av_flops", "map_bytes"):
         out[f"gpt.{key}"] = [c[key] for c in costs]
-    by_h = dict(zip(gpt_heads, costs))
+    by_h = dict(zip(gpt_heads, costs, strict=True))
     out.update({
         "gpt.d_k": [gpt_d_model // h for h in gpt_heads],
         "gpt.map_bytes_h1": by_h[1]["map_bytes"],

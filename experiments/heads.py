@@ -33,9 +33,8 @@ from __future__ import annotations
 import sys
 from itertools import combinations
 
-import numpy as np
-
 import harness
+import numpy as np
 from harness import Claim
 
 NAME = "heads"
@@ -83,7 +82,7 @@ def run(seed, *, d_model, h, quad_points):
     out = {"config.d_model": d_model, "config.h": h, "config.d_k": d_k, "config.total_dim": h * d_k}
 
     # S1: each head's score matrix
-    ranks = [numerical_rank(q @ k.T) for q, k in zip(w_q, w_k)]
+    ranks = [numerical_rank(q @ k.T) for q, k in zip(w_q, w_k, strict=True)]
     out.update({"score.ranks": ranks, "score.rank": min(ranks)})
 
     # S2: all heads' queries together

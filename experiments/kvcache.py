@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import harness
+import numpy as np
 from harness import Claim
 
 NAME = "kvcache"
@@ -95,16 +94,12 @@ def init_decoder(rng, layers, q_heads, kv_heads, d_head):
 
 def repeat_kv(weights, q_heads, d_head):
     """The same decoder as MHA: each K/V head's weight columns repeated for every query head of its group."""
-    out = []
-    for w in weights:
-        kv_heads = w["k"].shape[1] // d_head
-        group = q_heads // kv_heads
+    def rep(m):
+        kv_heads = m.shape[1] // d_head
+        heads = m.reshape(m.shape[0], kv_heads, d_head)  # column block j is K/V head j
+        return np.repeat(heads, q_heads // kv_heads, axis=1).reshape(m.shape[0], -1)
 
-        def rep(m):
-            return np.repeat(m.reshape(m.shape[0], kv_heads, d_head), group, axis=1).reshape(m.shape[0], -1)
-
-        out.append({**w, "k": rep(w["k"]), "v": rep(w["v"])})
-    return out
+    return [{**w, "k": rep(w["k"]), "v": rep(w["v"])} for w in weights]
 
 
 def decode(tokens, weights, q_heads, d_head, dtype):
@@ -205,7 +200,8 @@ CLAIMS = [
     Claim(
         id="equivalence",
         criterion="tiny.gqa_max_diff < 1e-10 and tiny.mqa_max_diff < 1e-10",
-        text={"zh": "GQA 就是 K/V 在组内共享的 MHA：把 K/V 头按组复制后用 MHA 解码，输出与 GQA 的差小于 1e-10（MQA 同样）",
+        text={"zh": "GQA 就是 K/V 在组内共享的 MHA：把 K/V 头按组复制后用 MHA 解码，"
+                    "输出与 GQA 的差小于 1e-10（MQA 同样）",
               "en": "GQA is MHA with K/V shared within each group: decoding with MHA on K/V heads repeated per "
                     "group gives GQA's outputs to within 1e-10 (MQA likewise)"},
         shows=("tiny.gqa_max_diff", "tiny.mqa_max_diff", "tiny.layers", "tiny.q_heads", "tiny.d_head"),

@@ -39,9 +39,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 import harness
+import numpy as np
 from harness import Claim
 
 NAME = "prenorm"
@@ -126,7 +125,7 @@ def loss_and_grads(x, r, weights, norm, eps):
 
 
 def finite_difference(f, w, index, step=1e-6):
-    """Central difference of the scalar f() with respect to the entry w[index] (w is changed in place, then restored)."""
+    """Central difference of the scalar f() in the entry w[index]; w is changed in place, then restored."""
     old = w[index]
     w[index] = old + step
     up = f()
@@ -184,9 +183,10 @@ CLAIMS = [
     Claim(
         id="last.post_larger",
         criterion="last.post_over_pre > 2",
-        text={"zh": "24 层时，Post-LN 最后一层的梯度是 Pre-LN 的两倍以上：Post-LN 在输出端梯度大（这正是它需要 warm-up 的原因）",
+        text={"zh": "24 层时，Post-LN 最后一层的梯度是 Pre-LN 的两倍以上：Post-LN 在输出端梯度大"
+                    "（Xiong 等人据此解释它为何需要 warm-up）",
               "en": "at 24 layers the last layer's gradient under Post-LN is more than twice Pre-LN's: Post-LN "
-                    "has large gradients at the output (the reason it needs warm-up)"},
+                    "has large gradients at the output (Xiong et al.'s explanation of why it needs warm-up)"},
         shows=("last.post_over_pre", "post.last", "pre.last", "config.layers", "config.width"),
     ),
     Claim(

@@ -171,7 +171,7 @@ def multihead_flow(values, lang):
                 ax.text(x, y, r"$\vdots$", ha="center", va="center", fontsize=FS)
             continue
         ax.text(7.5, y, t["head"].format(i=i), ha="center", va="center", fontsize=FS, fontweight="bold")
-        for x, (m, c) in zip((q_x, k_x, v_x), (("Q", "C0"), ("K", "C1"), ("V", "C2"))):
+        for x, (m, c) in zip((q_x, k_x, v_x), (("Q", "C0"), ("K", "C1"), ("V", "C2")), strict=False):
             _box(ax, x, y, qkv_w, 4.0, c, rf"${m}_{{{i}}} = XW_{{{m}}}^{{{i}}}$", pad=0.5)
         _arrow(ax, (v_x + qkv_w / 2 + 0.3, y), (att_x - att_w / 2 - 0.3, y))
         _box(ax, att_x, y, att_w, 4.0, "C3", t["attn"].format(i=i), pad=0.5)
@@ -321,7 +321,7 @@ def head_specialisation(values, lang):
     ax.text(36, y(0.6), t["evo_title"], ha="center", va="top", fontsize=FS_TITLE, fontweight="bold")
     colors = ("C0", "C3", "C2")
     centres = [x_left + k * (w + gap) + w / 2 for k in range(3)]
-    for k, ((title, bullets), color) in enumerate(zip(stages, colors)):
+    for k, ((title, bullets), color) in enumerate(zip(stages, colors, strict=False)):
         cx, x0 = centres[k], centres[k] - w / 2
         _box(ax, cx, y((box_top + box_bottom) / 2), w, box_bottom - box_top, color, fill=0.08, lw=1.3, pad=0.8)
         ax.text(cx, y(box_top + 1.8), title, ha="center", va="top", fontsize=FS, fontweight="bold",
@@ -340,7 +340,7 @@ def head_specialisation(values, lang):
     _box(ax, 36, y((bar_top + bar_bottom) / 2), 3 * w + 2 * gap, bar_bottom - bar_top, "C1",
          fill=0.10, lw=1.3, pad=0.8)
     ax.text(36, y(bar_top + 1.4), t["drive"], ha="center", va="top", fontsize=FS, fontweight="bold")
-    for cx, driver in zip(centres, drivers):
+    for cx, driver in zip(centres, drivers, strict=False):
         _arrow(ax, (cx, y(bar_top - 0.1)), (cx, y(box_bottom + 0.2)), color="C1", lw=1.3)
         ax.text(cx, y(bar_top + 1.4 + title_h + 0.8), driver, ha="center", va="top", fontsize=FS_SMALL,
                 linespacing=1.25)

@@ -84,8 +84,9 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
     return meta, "\n".join(lines[end + 1:]), end + 2
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+def digest(text: str) -> str:
+    """Of the decoded text: line endings and a BOM are not content."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _slug_ok(slug: str) -> bool:
@@ -136,8 +137,9 @@ def load_site(root: Path) -> Site:
                 raise BuildError(f"missing translation: content/{other}/{slug}.md has no {lang} twin", shown)
             if not path.resolve().is_relative_to(content.resolve()):  # a link pointing outside
                 raise BuildError("page path escapes content/", shown)
-            meta, body, body_line = split_front_matter(read_text(path, shown), shown)
-            site.pages.append(Page(slug, lang, shown, meta, body, body_line, digest(path)))
+            text = read_text(path, shown)
+            meta, body, body_line = split_front_matter(text, shown)
+            site.pages.append(Page(slug, lang, shown, meta, body, body_line, digest(text)))
     _check_translations(site)
     return site
 
@@ -165,7 +167,7 @@ def mark_translated(root: Path, rel: str) -> str:
         raise BuildError(f"no such translation pair for {rel!r}", path.relative_to(root))
     text = read_text(path, rel)
     split_front_matter(text, rel)
-    new = digest(source)
+    new = digest(read_text(source, source.relative_to(root)))
     lines = text.split("\n")
     end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
     head = [ln for ln in lines[1:end] if not ln.startswith("translated_from:")]

@@ -59,7 +59,9 @@ def spans_plugin(md: MarkdownIt) -> None:
                             tip = _term(ctx, token, text)
                             out.insert(close, _html(tip))
                         elif "claim" in classes:
-                            badge = _audit(ctx, token, text)
+                            # The audit list repeats the statement as rendered (values, math and all).
+                            html = state.md.renderer.renderInline(out[i + 1:close], state.md.options, state.env)
+                            badge = _audit(ctx, token, text, html)
                             out.insert(close + 1, _html(badge))
                     except BuildError as exc:
                         raise exc.located(ctx.path, line_of(token, ctx)) from None
@@ -80,12 +82,12 @@ def _term(ctx, token, text: str) -> str:
     return f'<span class="term-tip" role="tooltip" id="{tip_id}" lang="{ctx.lang_tag(other)}">{escape(entry[other])}</span>'
 
 
-def _audit(ctx, token, text: str) -> str:
+def _audit(ctx, token, text: str, html: str) -> str:
     status = token.attrGet("audit")
     if status not in AUDITS:
         raise BuildError(f"audit must be one of {', '.join(AUDITS)}, got {status!r}")
     n = len(ctx.audits) + 1
-    entry = {"n": n, "status": status, "text": text, "id": f"audit-{n}"}
+    entry = {"n": n, "status": status, "text": text, "html": html, "id": f"audit-{n}"}
     if status == "verified":
         key = token.attrGet("key") or ""
         claim = ctx.measurements.claim(key)

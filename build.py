@@ -26,6 +26,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true", help="build, then check the site")
     p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
     p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
+    p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
+    p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary only")
@@ -89,7 +91,12 @@ def build(args: argparse.Namespace, say=print) -> dict:
                "next": same_lang[k + 1] if k + 1 < len(same_lang) else None,
                "crumbs": _crumbs(page, same_lang)}
         files[page.url] = render.page_html(env, root, site, page, ctx, body, nav, info).encode("utf-8")
-    files["index.html"] = render.index_html(env, root, site, strings, info).encode("utf-8")
+    contexts = [ctx for _, ctx, _ in pages]
+    if glossary:
+        for lang in site.languages:
+            files[f"{lang}/glossary.html"] = render.glossary_html(
+                env, root, site, lang, strings, glossary, contexts, info).encode("utf-8")
+    files["index.html"] = render.index_html(env, root, site, strings, info, bool(glossary)).encode("utf-8")
     files["lessonkit.json"] = json.dumps({
         "seed": seed, "languages": site.languages,
         "stale": [[str(p.path), message] for p, message in site.stale],
@@ -97,10 +104,11 @@ def build(args: argparse.Namespace, say=print) -> dict:
 
     # 7. write the site atomically
     output.write_site(files, args.out)
-    shown = {k for _, ctx, _ in pages for k in ctx.claims}
-    return {"pages": len(pages) + 1, "claims": len(measurements.claims), "claims_shown": len(shown),
+    audits = {status: sum(1 for ctx in contexts if ctx.lang == site.config["source_language"]
+                          for a in ctx.audits if a["status"] == status) for status in ("verified", "cited", "unverified")}
+    return {"pages": sum(name.endswith(".html") for name in files), "claims": len(measurements.claims),
             "experiments_run": sum(not r.cached for r in reports), "seconds": time.perf_counter() - start,
-            "contexts": [ctx for _, ctx, _ in pages]}
+            "audits": audits, "contexts": contexts}
 
 
 def check_twins(pages, source: str) -> None:
@@ -143,10 +151,27 @@ def main(argv=None) -> int:
 
             print(f"{args.mark_translated}: translated_from = {mark_translated(args.root.resolve(), args.mark_translated)}")
             return 0
+        if args.serve:
+            from lessonkit.serve import serve
+
+            def rebuild() -> str:
+                try:
+                    r = build(args, say=lambda m: None)
+                except BuildError:
+                    raise
+                except Exception as exc:  # keep serving; name the kind of failure
+                    raise BuildError(f"{type(exc).__name__}: {exc}") from exc
+                return f"{r['pages']} pages, {r['claims']} claims passed, {r['experiments_run']} experiment(s) run"
+
+            serve(args.root.resolve(), args.out, rebuild, port=args.port)
+            return 0
         if not args.check_only:
             result = build(args, say)
+            audits = result["audits"]
+            audit_line = (f"; audited statements: {audits['verified']} verified, {audits['cited']} cited, "
+                          f"{audits['unverified']} unverified") if any(audits.values()) else ""
             print(f"built {result['pages']} pages into {args.out}: {result['claims']} claims passed, "
-                  f"{result['experiments_run']} experiment(s) run, {result['seconds']:.2f} s")
+                  f"{result['experiments_run']} experiment(s) run{audit_line}, {result['seconds']:.2f} s")
         if args.check or args.check_only:
             from lessonkit import checks
 

@@ -11,7 +11,8 @@ from .content import Page, Site, read_text
 from .errors import BuildError
 from .markdown import LANG_TAGS, PageContext
 from .mdplugins.blocks import SUMMARY_SLOT
-from .mdplugins.values import claim_anchor, experiment_anchor, render_value
+from .mdplugins.values import claim_anchor, experiment_anchor, panel_id, render_value
+from .numbers import raw
 
 
 def load_strings(root: Path, languages: list[str]) -> dict:
@@ -50,7 +51,7 @@ def environment(root: Path) -> jinja2.Environment:
     return env
 
 
-def template_error(exc: jinja2.TemplateError, root: Path) -> BuildError:
+def template_error(exc: Exception, root: Path) -> BuildError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         name = exc.filename or exc.name or "templates"
         path = Path(name)
@@ -64,13 +65,16 @@ def template_error(exc: jinja2.TemplateError, root: Path) -> BuildError:
         if filename.startswith(str(root / "templates")):
             where, line = Path(filename).relative_to(root), tb.tb_lineno
         tb = tb.tb_next
-    return BuildError(f"template error: {exc}", where, line)
+    kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
+    return BuildError(f"template error: {kind}{exc}", where, line)
 
 
 def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Template:
     try:
         return env.get_template(name)
-    except jinja2.TemplateError as exc:
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, root) from None
 
 
@@ -83,9 +87,34 @@ def claim_rows(ctx: PageContext) -> list[dict]:
         rows.append({
             "claim": claim,
             "anchor": claim_anchor(key),
-            "measured": [(k, render_value(ctx, k, None)) for k in claim.shows],
+            "measured": [(k, render_value(ctx, k, None, mark=False)) for k in claim.shows],
         })
     return rows
+
+
+def panels(root: Path, ctx: PageContext) -> list[dict]:
+    """One provenance panel per claim and per experiment the page shows."""
+    from . import provenance
+
+    m = ctx.measurements
+    out = []
+    for key in ctx.claims:
+        claim = m.claims[key]
+        name = key.split(".", 1)[0]
+        lines = [provenance.value_line(root, claim.experiment, k[len(name) + 1:]) for k in claim.shows]
+        out.append({"id": panel_id(claim_anchor(key)), "anchor": claim_anchor(key), "claim": claim,
+                    "shown": [(k, raw(m.values[k])) for k in claim.shows],
+                    "source": provenance.snippet(root, claim.experiment, lines),
+                    "experiment": claim.experiment, "seed": claim.seed})
+    for report in m.reports:
+        if report.name in ctx.experiments:
+            shown = [k for k in ctx.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
+            lines = [provenance.value_line(root, str(report.path), k[len(report.name) + 1:]) for k in shown]
+            out.append({"id": panel_id(experiment_anchor(report.name)), "anchor": experiment_anchor(report.name),
+                        "claim": None, "shown": [(k, raw(m.values[k])) for k in shown],
+                        "source": provenance.snippet(root, str(report.path), lines),
+                        "experiment": str(report.path), "seed": report.data["seed"]})
+    return out
 
 
 def experiment_rows(ctx: PageContext) -> list[dict]:
@@ -107,7 +136,7 @@ def finish_body(env, root: Path, body: str, ctx: PageContext) -> str:
         return body.replace(SUMMARY_SLOT, "")
     summary = get_template(env, "_summary.html", root).render(
         s=ctx.strings, lang=ctx.lang, rows=claim_rows(ctx), experiments=experiment_rows(ctx),
-        standalone=SUMMARY_SLOT not in body)
+        standalone=SUMMARY_SLOT not in body, panels=panels(root, ctx))
     if SUMMARY_SLOT in body:
         return body.replace(SUMMARY_SLOT, summary)
     return body + summary
@@ -123,7 +152,9 @@ def page_html(env, root: Path, site: Site, page: Page, ctx: PageContext, body: s
             toc=[h for h in ctx.toc if h["level"] in (2, 3)], twins=other, root=ctx.root, nav=nav,
             audits=ctx.audits, stale=stale, build=build_info, audit_counts=_audit_counts(ctx.audits),
         )
-    except jinja2.TemplateError as exc:
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, root) from None
 
 
@@ -134,10 +165,30 @@ def _audit_counts(audits: list) -> dict:
     return counts
 
 
-def index_html(env, root: Path, site: Site, strings: dict, build_info: dict) -> str:
+def index_html(env, root: Path, site: Site, strings: dict, build_info: dict, has_glossary: bool) -> str:
     try:
         return get_template(env, "index.html", root).render(
-            site=site.config, pages=site.pages, strings=strings, root="", build=build_info,
+            site=site.config, pages=site.pages, strings=strings, root="", build=build_info, has_glossary=has_glossary,
             lang=site.config["source_language"], s=strings[site.config["source_language"]])
-    except jinja2.TemplateError as exc:
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
+        raise template_error(exc, root) from None
+
+
+def glossary_html(env, root: Path, site: Site, lang: str, strings: dict, glossary: list, contexts: list,
+                  build_info: dict) -> str:
+    """One page per language: every term, its counterpart, its definition, and where it is used."""
+    other = next(lang_ for lang_ in site.languages if lang_ != lang)
+    entries = []
+    for entry in sorted(glossary, key=lambda e: e[lang].lower()):
+        pages = [ctx.page for ctx in contexts if ctx.lang == lang and entry["id"] in ctx.terms]
+        entries.append({**entry, "pages": pages})
+    try:
+        return get_template(env, "glossary.html", root).render(
+            site=site.config, lang=lang, other=other, s=strings[lang], entries=entries, root="../",
+            build=build_info)
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, root) from None

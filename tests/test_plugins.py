@@ -71,8 +71,8 @@ def test_value_carries_key_raw_value_and_a_mark_to_its_claim():
     html, ctx = render("ratio {val}`exp.ratio` and rank {val}`exp.rank`")
     assert 'data-key="exp.ratio" data-value="1.08e-07"' in html
     assert '<span class="num">1.1 × 10⁻⁷</span>' in html
-    assert 'href="#claim-exp-vanish"' in html
-    assert 'data-key="exp.rank" data-value="4"' in html and 'href="#experiment-exp"' in html
+    assert 'popovertarget="prov-claim-exp-vanish"' in html
+    assert 'data-key="exp.rank" data-value="4"' in html and 'popovertarget="prov-experiment-exp"' in html
     assert ctx.values == ["exp.ratio", "exp.rank"] and ctx.claims == ["exp.vanish"]
 
 

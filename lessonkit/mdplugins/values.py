@@ -22,7 +22,12 @@ def experiment_anchor(name: str) -> str:
     return f"experiment-{name}"
 
 
-def render_value(ctx, key: str, spec: str | None) -> str:
+def panel_id(target: str) -> str:
+    """The provenance panel for a claim or an experiment anchor."""
+    return f"prov-{target}"
+
+
+def render_value(ctx, key: str, spec: str | None, mark: bool = True) -> str:
     m = ctx.measurements
     value = m.value(key)
     try:
@@ -37,16 +42,19 @@ def render_value(ctx, key: str, spec: str | None) -> str:
         attrs += f' data-format="{escape(spec)}"'
     if claim_key:
         ctx.show_claim(claim_key)
-        claim = m.claims[claim_key]
-        target, label = claim_anchor(claim_key), f'{s["verified"]}: {claim.text[ctx.lang]}'
+        target, label, symbol = claim_anchor(claim_key), s["verified"], "✓"
         attrs += f' data-claim="{escape(claim_key)}"'
-        mark = "✓"
     else:
         name = key.split(".", 1)[0]
         ctx.show_experiment(name)
-        target, label, mark = experiment_anchor(name), f'{s["measured_by"]} experiments/{name}.py', "ⓘ"
-    return (f'<span class="value" {attrs}><span class="num">{escape(text)}</span>'
-            f'<a class="mark" href="#{target}" aria-label="{escape(label)}" title="{escape(label)}">{mark}</a></span>')
+        target, label, symbol = experiment_anchor(name), s["measured_by"], "ⓘ"
+    button = ""
+    if mark:
+        # A declarative popover: opens by click, tap or keyboard, with JavaScript off too.
+        button = (f'<button type="button" class="mark" popovertarget="{panel_id(target)}" '
+                  f'aria-label="{escape(label)}: {escape(key)}">{symbol}</button>')
+    return f'<span class="value" {attrs}><span class="num">{escape(text)}</span>{button}</span>'
+
 
 
 def render_claim_status(ctx, key: str) -> str:

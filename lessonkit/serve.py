@@ -1,0 +1,234 @@
+"""Live preview: serve the built site, rebuild when the course changes, reload open pages.
+
+Standard library only. The pages on disk are never touched: when the server sends an HTML
+page it adds, just before </body>, a small inline script that listens to
+/__lessonkit/events (server-sent events) and reloads the page after each rebuild, or shows
+the build error in an overlay at the top of the page while the build is broken.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from io import BytesIO
+from pathlib import Path
+from urllib.parse import urlsplit
+
+WATCHED = ("content", "experiments", "figures", "templates")
+EVENTS = "/__lessonkit/events"
+PING_SECONDS = 15.0
+
+# %s is the token of the build the page was served from: if the server's token differs when
+# the event stream (re)connects, a rebuild happened in between and the page reloads.
+# An "error" event from the server carries data; EventSource's own connection errors do not.
+SCRIPT = """<script>/* lessonkit serve */(()=>{const t=%s,s=new EventSource("%s");\
+s.addEventListener("hello",e=>{if(e.data!==t)location.reload()});\
+s.addEventListener("reload",()=>location.reload());\
+s.addEventListener("error",e=>{if(typeof e.data!=="string")return;\
+let b=document.getElementById("lessonkit-error");if(!b){b=document.createElement("pre");\
+b.id="lessonkit-error";b.style.cssText="position:fixed;top:0;left:0;right:0;z-index:2147483647;margin:0;\
+padding:.75em 1em;max-height:50vh;overflow:auto;background:#b3261e;color:#fff;font:14px/1.45 monospace;\
+white-space:pre-wrap;box-shadow:0 2px 8px #0006";document.body.appendChild(b)}\
+b.textContent="build error: "+e.data})})();</script>"""
+
+
+def live_script(token: str) -> bytes:
+    return (SCRIPT % (json.dumps(token), EVENTS)).encode("ascii")
+
+
+def inject(html: bytes, script: bytes) -> bytes:
+    """The page with script just before its last </body> (at the end if it has none)."""
+    at = html.lower().rfind(b"</body>")
+    return html + script if at < 0 else html[:at] + script + html[at:]
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """path -> (mtime_ns, size) of every file under the watched folders; a cheap os.scandir walk."""
+    seen: dict[str, tuple[int, int]] = {}
+    stack = [str(root / name) for name in WATCHED]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:  # missing, or removed while we walked
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or name == "__pycache__" or name.endswith("~"):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=True):
+                        stack.append(entry.path)
+                    else:
+                        st = entry.stat()
+                        seen[entry.path] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return seen
+
+
+class _State:
+    """The last build's outcome, numbered, for the event streams to wait on."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.instance = secrets.token_hex(4)
+        self.generation = 0
+        self.error: str | None = None
+        self.closed = False
+
+    def token(self, generation: int) -> str:
+        return f"{self.instance}.{generation}"
+
+    def publish(self, error: str | None) -> None:
+        with self.cond:
+            self.generation += 1
+            self.error = error
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> tuple[int, str | None, bool]:
+        with self.cond:
+            self.cond.wait_for(lambda: self.generation != seen or self.closed, timeout)
+            return self.generation, self.error, self.closed
+
+
+def _event(name: str, data: str) -> bytes:
+    lines = data.splitlines() or [""]
+    return (f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode("utf-8")
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    state: _State  # set on the subclass that serve() makes
+    out: Path
+
+    def log_message(self, format, *args):  # one terminal line per rebuild, not per request
+        pass
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def do_GET(self):
+        if urlsplit(self.path).path == EVENTS:
+            self._events()
+        else:
+            super().do_GET()
+
+    def send_head(self):
+        # The token is read before the file: a page never claims a newer build than it shows.
+        token = self.state.token(self.state.generation)
+        if not self.out.is_dir():
+            self.send_error(404, "No site yet", "The build has not written the site yet: see the terminal.")
+            return None
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and urlsplit(self.path).path.endswith("/"):
+            index = os.path.join(path, "index.html")
+            path = index if os.path.isfile(index) else path
+        if not path.endswith((".html", ".htm")):
+            return super().send_head()
+        try:
+            with open(path, "rb") as f:
+                body = inject(f.read(), live_script(token))
+        except OSError:
+            self.send_error(404, "File not found")
+            return None
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return BytesIO(body)
+
+    def send_error(self, code, message=None, explain=None):
+        # Error pages listen too, so a page that appears with the next build shows up by itself.
+        script = live_script(self.state.token(self.state.generation)).decode("ascii").replace("%", "%%")
+        self.error_message_format = inject(self.error_message_format.encode(), script.encode()).decode()
+        super().send_error(code, message, explain)
+
+    def _events(self):
+        state = self.state
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.end_headers()
+        with state.cond:
+            seen, error = state.generation, state.error
+        try:
+            self.wfile.write(b"retry: 500\n\n" + _event("hello", state.token(seen)))
+            if error is not None:
+                self.wfile.write(_event("error", error))
+            while True:
+                generation, error, closed = state.wait(seen, PING_SECONDS)
+                if closed:
+                    return
+                if generation == seen:
+                    self.wfile.write(b": ping\n\n")  # finds clients that went away
+                    continue
+                seen = generation  # several builds since the last event: the latest one counts
+                self.wfile.write(_event("reload", "") if error is None else _event("error", error))
+        except OSError:  # the browser closed the page
+            return
+
+
+def _rebuild(rebuild: Callable[[], str], state: _State) -> None:
+    start = time.perf_counter()
+    try:
+        summary = rebuild()
+    except Exception as exc:  # the build's error, one line; keep serving
+        message = str(exc) or type(exc).__name__
+        print(f"error: {message}", flush=True)
+        state.publish(message)
+        return
+    print(f"rebuilt in {(time.perf_counter() - start) * 1000:.0f} ms: {summary}", flush=True)
+    state.publish(None)
+
+
+def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, interval: float = 0.1,
+          ready: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
+    """Build once, serve out/ on http://127.0.0.1:port/ (0: any free port), rebuild on every change.
+
+    rebuild() returns a one-line summary or raises an exception whose str() is the error.
+    ready(url) is called once the server listens (default: print the url). Returns when stop
+    is set, or on Ctrl+C.
+    """
+    root, out = Path(root).resolve(), Path(out).resolve()
+    stop = stop or threading.Event()
+    state = _State()
+    handler = type("Handler", (_Handler,), {"state": state, "out": out})
+
+    seen = snapshot(root)
+    _rebuild(rebuild, state)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(out)))
+    httpd.daemon_threads = True
+    server = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+                              name="lessonkit-serve", daemon=True)
+    server.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    if ready is None:
+        print(f"serving {url} (Ctrl+C to stop)", flush=True)
+    else:
+        ready(url)
+    try:
+        while not stop.wait(interval):  # the watcher: poll, rebuild on any change
+            now = snapshot(root)
+            if now != seen:
+                seen = now
+                _rebuild(rebuild, state)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        state.close()
+        httpd.shutdown()
+        httpd.server_close()
+        server.join(timeout=5)

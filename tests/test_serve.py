@@ -1,0 +1,188 @@
+"""Live preview: a real build of a scratch course served on 127.0.0.1, pages reload in Chromium."""
+
+from __future__ import annotations
+
+import queue
+import re
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from playwright.sync_api import Error as PlaywrightError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import build as build_module  # noqa: E402
+from lessonkit import serve  # noqa: E402
+
+LESSON = "content/zh/lesson-l5.md"
+SENTENCE = "这个问题没有明显的答案。"
+VALUE = "{val}`multires.p2.ratio`"
+OVERLAY = "#lessonkit-error"
+
+
+def _reduce_to_lesson(course: Path) -> None:
+    """Content in flux elsewhere: keep only L5 and its experiment in the scratch copy."""
+    import shutil
+
+    for lang in ("zh", "en"):
+        shutil.rmtree(course / "content" / lang / "chapter-3", ignore_errors=True)
+    config = course / "content" / "site.yaml"
+    text = re.sub(r"(?m)^experiments:.*$", "experiments: [multires]", config.read_text(encoding="utf-8"))
+    text = re.sub(r"(?m)^pages:\n(?:[ \t]*-.*\n?)*", "pages:\n  - lesson-l5\n", text)
+    config.write_text(text, encoding="utf-8")
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")
+
+
+def _start(root: Path, out: Path, rebuild) -> SimpleNamespace:
+    urls: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve.serve, args=(root, out, rebuild),
+                              kwargs={"port": 0, "ready": urls.put, "stop": stop}, daemon=True)
+    thread.start()
+    return SimpleNamespace(url=urls.get(timeout=60), out=out, root=root, stop=stop, thread=thread)
+
+
+@pytest.fixture
+def preview(course, tmp_path):
+    """The scratch course built and served on a free port; stopped after the test."""
+    out = tmp_path / "site"
+
+    def rebuild() -> str:
+        args = build_module.parse_args(["--root", str(course), "--out", str(out), "-q"])
+        result = build_module.build(args, say=lambda m: None)
+        return f"{result['pages']} pages, {result['claims']} claims"
+
+    try:
+        rebuild()
+    except Exception:
+        _reduce_to_lesson(course)
+        rebuild()
+    server = _start(course, out, rebuild)
+    yield server
+    server.stop.set()
+    server.thread.join(timeout=10)
+    assert not server.thread.is_alive()
+
+
+def _open(page, url: str):
+    page.goto(url)
+    page.wait_for_load_state("load")
+    time.sleep(0.2)  # let the event stream connect (a late one still reloads: the page carries its build token)
+    return page
+
+
+def _wait(page, script: str, timeout: float = 5.0) -> float:
+    """Poll the page (across reloads) until script is true; the seconds it took."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        try:
+            if page.evaluate(script):
+                return time.perf_counter() - start
+        except PlaywrightError:  # the page is reloading
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"not true after {timeout} s: {script}")
+
+
+def test_html_is_served_with_the_live_script_and_the_disk_copy_has_none(preview):
+    status, html = _get(preview.url + "zh/lesson-l5.html")
+    assert status == 200
+    assert serve.EVENTS in html
+    script_at = html.index("/* lessonkit serve */")
+    assert script_at < html.rindex("</body>")
+    assert html.count("/* lessonkit serve */") == 1
+
+    on_disk = (preview.out / "zh" / "lesson-l5.html").read_text(encoding="utf-8")
+    assert serve.EVENTS not in on_disk and "lessonkit serve" not in on_disk
+
+    status, index = _get(preview.url)
+    assert status == 200 and serve.EVENTS in index
+    status, css = _get(preview.url + "static/" + next(p.name for p in (preview.out / "static").glob("*.css")))
+    assert status == 200 and serve.EVENTS not in css
+    assert _get(preview.url + "zh/no-such-page.html")[0] == 404
+
+
+def test_an_edit_reloads_the_open_page(preview, page, capsys):
+    _open(page, preview.url + "zh/lesson-l5.html")
+    page.evaluate("window.scrollTo(0, 1500)")
+    lesson = preview.root / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    assert SENTENCE in text
+    new = "这个问题的答案并不明显：实时预览。"
+
+    start = time.perf_counter()
+    lesson.write_text(text.replace(SENTENCE, new), encoding="utf-8")
+    _wait(page, f"document.body.innerText.includes({new!r})")
+    ms = (time.perf_counter() - start) * 1000
+    assert ms < 2000
+    assert _wait(page, "window.scrollY > 0", timeout=2) is not None  # the browser kept the scroll position
+
+    output = capsys.readouterr().out
+    assert re.search(r"^rebuilt in \d+ ms: \d+ pages, \d+ claims$", output, re.M), output
+    with capsys.disabled():
+        print(f"\nedit to visible: {ms:.0f} ms")
+
+
+def test_a_broken_edit_shows_the_error_and_a_fix_clears_it(preview, page, capsys):
+    _open(page, preview.url + "zh/lesson-l5.html")
+    lesson = preview.root / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    assert VALUE in text
+
+    lesson.write_text(text.replace(VALUE, "{val}`multires.p2.nope`", 1), encoding="utf-8")
+    overlay = page.locator(OVERLAY)
+    overlay.wait_for(state="visible", timeout=5000)
+    message = overlay.text_content()
+    assert "lesson-l5.md" in message and "multires.p2.nope" in message, message
+    assert overlay.evaluate("e => getComputedStyle(e).position") == "fixed"
+    assert re.search(r"^error: .*multires\.p2\.nope", capsys.readouterr().out, re.M)
+
+    # Still serving, the last good site; a page opened now shows the error at once.
+    assert _get(preview.url + "zh/lesson-l5.html")[0] == 200
+    other = page.context.new_page()
+    other.goto(preview.url + "en/lesson-l5.html")
+    other.locator(OVERLAY).wait_for(state="visible", timeout=5000)
+    other.close()
+
+    page.evaluate("window.notReloaded = true")
+    lesson.write_text(text, encoding="utf-8")
+    _wait(page, "window.notReloaded === undefined && document.readyState === 'complete'")
+    assert page.locator(OVERLAY).count() == 0
+    assert re.search(r"^rebuilt in \d+ ms", capsys.readouterr().out, re.M)
+
+
+def test_no_site_yet_is_a_404_page_that_listens(tmp_path, capsys):
+    """A failing first build: every request is a 404 page with the script, the stream sends the error."""
+    (tmp_path / "content").mkdir()
+
+    def rebuild() -> str:
+        raise RuntimeError("content/site.yaml:3: <b>broken</b>")
+
+    server = _start(tmp_path, tmp_path / "site", rebuild)
+    try:
+        assert capsys.readouterr().out.splitlines() == ["error: content/site.yaml:3: <b>broken</b>"]
+        status, body = _get(server.url + "zh/lesson-l5.html")
+        assert status == 404 and serve.EVENTS in body
+        with urllib.request.urlopen(server.url + serve.EVENTS.lstrip("/"), timeout=10) as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            lines = [stream.readline().decode("utf-8").rstrip("\n") for _ in range(7)]
+        assert lines[2] == "event: hello"
+        assert lines[5:] == ["event: error", "data: content/site.yaml:3: <b>broken</b>"]
+    finally:
+        server.stop.set()
+        server.thread.join(timeout=10)
+    assert not server.thread.is_alive()

@@ -7,8 +7,13 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=None)
 def _source(path: Path) -> list[str]:
+    # Keyed by modification time: a long-running preview must see edited experiments.
+    return _read(path, path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _read(path: Path, mtime_ns: int) -> list[str]:
     return path.read_text("utf-8").splitlines()
 
 

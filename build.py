@@ -35,8 +35,19 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
-    from lessonkit import claims, content, experiments, figures, markdown, output, render
+    from lessonkit import claims, content, experiments, figures, output, pagecache, render
     from lessonkit.errors import BuildError
+
+    def parse(page):
+        from lessonkit import markdown  # the Markdown stack loads only when a page needs rendering
+
+        ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
+        return ctx, markdown.parse(ctx)
+
+    def render_body(tokens, ctx) -> str:
+        from lessonkit import markdown
+
+        return markdown.render(tokens, ctx)
 
     start = time.perf_counter()
     root = args.root.resolve()
@@ -55,21 +66,28 @@ def build(args: argparse.Namespace, say=print) -> dict:
                                   force=args.force, progress=say)
     measurements = claims.collect(reports)
 
-    # 4. parse Markdown: what each page shows and needs
+    # 4. parse Markdown, for the pages whose inputs changed; the others come from the page cache
     strings = render.load_strings(root, site.languages)
     glossary = content.load_data(root, "glossary.yaml", [])
     references = content.load_data(root, "references.yaml", {})
     slugs = set(site.config["pages"])
-    pages = []
+    pages_cache = pagecache.PageCache(cache / "pages", reports)
+    shared = pagecache.tree_digest(root / "templates", root / "content" / "site.yaml", ROOT / "lessonkit",
+                                   *[root / "content" / n for n in ("glossary.yaml", "references.yaml")
+                                     if (root / "content" / n).is_file()])
+    pages = []  # (page, nav, key, ctx or cached page, tokens or None)
     for page in site.pages:
-        ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
-        pages.append((page, ctx, markdown.parse(ctx)))
-
+        nav = navigation(page, site)
+        key = pagecache.digest(shared, seed, str(page.path), page.digest, nav_key(nav),
+                               any(p is page for p, _ in site.stale))
+        hit = None if args.force else pages_cache.load(page, key)
+        pages.append((page, nav, key, hit, None) if hit else (page, nav, key, *parse(page)))
     check_twins(pages, site.config["source_language"])
 
-    # 5. draw figures
+    # 5. draw figures (only when their recipe or values changed)
     files: dict[str, bytes] = output.static_files(root / "templates" / "static")
-    for page, ctx, _ in pages:
+    sizes = {}
+    for page, _, _, ctx, _ in pages:
         for fid, line in ctx.figures:
             name = f"figures/{fid}.{page.lang}.svg"
             if name not in files:
@@ -78,20 +96,25 @@ def build(args: argparse.Namespace, say=print) -> dict:
                                                       measurements.values, page.lang)
                 except BuildError as exc:
                     raise exc.located(page.path, line) from None
-            ctx.figure_sizes[(fid, page.lang)] = figures.svg_size(files[name])
+            sizes[(fid, page.lang)] = figures.svg_size(files[name])
 
     # 6. render pages
-    env = render.environment(root)
+    env = render.environment(root, cache / "templates")
     info = {"seed": seed}
-    for _i, (page, ctx, tokens) in enumerate(pages):
-        body = markdown.render(tokens, ctx)
-        same_lang = [p for p, _, _ in pages if p.lang == page.lang]
-        k = same_lang.index(page)
-        nav = {"prev": same_lang[k - 1] if k else None,
-               "next": same_lang[k + 1] if k + 1 < len(same_lang) else None,
-               "crumbs": _crumbs(page, same_lang)}
-        files[page.url] = render.page_html(env, root, site, page, ctx, body, nav, info).encode("utf-8")
-    contexts = [ctx for _, ctx, _ in pages]
+    rendered = 0
+    for i, (page, nav, key, ctx, tokens) in enumerate(pages):
+        if tokens is None:
+            if pages_cache.still_valid(ctx, sizes):
+                files[page.url] = ctx.html.encode("utf-8")
+                continue
+            ctx, tokens = parse(page)
+        ctx.figure_sizes.update(sizes)
+        html = render.page_html(env, root, site, page, ctx, render_body(tokens, ctx), nav, info)
+        pages_cache.store(page, key, ctx, html, sizes)
+        pages[i] = (page, nav, key, ctx, tokens)
+        files[page.url] = html.encode("utf-8")
+        rendered += 1
+    contexts = [ctx for _, _, _, ctx, _ in pages]
     if glossary:
         for lang in site.languages:
             files[f"{lang}/glossary.html"] = render.glossary_html(
@@ -104,29 +127,45 @@ def build(args: argparse.Namespace, say=print) -> dict:
 
     # 7. write the site atomically
     output.write_site(files, args.out)
-    audits = {status: sum(1 for ctx in contexts if ctx.lang == site.config["source_language"]
-                          for a in ctx.audits if a["status"] == status) for status in ("verified", "cited", "unverified")}
-    return {"pages": sum(name.endswith(".html") for name in files), "claims": len(measurements.claims),
-            "experiments_run": sum(not r.cached for r in reports), "seconds": time.perf_counter() - start,
-            "audits": audits, "contexts": contexts}
+    source = site.config["source_language"]
+    audits = {status: sum(1 for ctx in contexts if ctx.lang == source for a in ctx.audits if a["status"] == status)
+              for status in ("verified", "cited", "unverified")}
+    return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "content_pages": len(pages),
+            "claims": len(measurements.claims), "experiments_run": sum(not r.cached for r in reports),
+            "seconds": time.perf_counter() - start, "audits": audits, "contexts": contexts}
+
+
+def navigation(page, site) -> dict:
+    """Previous and next pages in the same language, and the section index above the page."""
+    same_lang = [p for p in site.pages if p.lang == page.lang]
+    k = same_lang.index(page)
+    return {"prev": same_lang[k - 1] if k else None,
+            "next": same_lang[k + 1] if k + 1 < len(same_lang) else None,
+            "crumbs": _crumbs(page, same_lang)}
+
+
+def nav_key(nav: dict) -> list:
+    """What of the navigation ends up in a page: neighbours' addresses and titles."""
+    return [[p.url, p.meta["title"]] if p else None for p in (nav["prev"], nav["next"])] + [nav["crumbs"]]
 
 
 def check_twins(pages, source: str) -> None:
     """A translation keeps its source's section ids, in order: the language switch lands on them."""
     from lessonkit.errors import BuildError
 
-    by_key = {(page.lang, page.slug): ctx for page, ctx, _ in pages}
-    for page, ctx, _ in pages:
+    by_key = {(page.lang, page.slug): ctx.toc for page, _, _, ctx, _ in pages}
+    for page, _, _, ctx, _ in pages:
+        mine = ctx.toc
         if page.lang == source:
             continue
-        theirs = [h["id"] for h in by_key[(source, page.slug)].toc]
-        for i, heading in enumerate(ctx.toc):
+        theirs = [h["id"] for h in by_key[(source, page.slug)]]
+        for i, heading in enumerate(mine):
             if i >= len(theirs) or heading["id"] != theirs[i]:
                 expected = repr(theirs[i]) if i < len(theirs) else "no heading"
                 raise BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
                                  page.path, heading["line"])
-        if len(ctx.toc) < len(theirs):
-            raise BuildError(f"missing heading {theirs[len(ctx.toc)]!r} that the {source} page has", page.path)
+        if len(mine) < len(theirs):
+            raise BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has", page.path)
 
 
 def _crumbs(page, same_lang):
@@ -136,6 +175,59 @@ def _crumbs(page, same_lang):
     folder = page.slug.rsplit("/", 1)[0]
     index = next((p for p in same_lang if p.slug == f"{folder}/index"), None)
     return [{"url": index.url, "title": index.meta["title"]}] if index and index is not page else []
+
+
+def build_if_changed(args: argparse.Namespace, say) -> dict | None:
+    """Build, unless no input, engine file or option changed since the last build of this output."""
+    from lessonkit import stamp
+
+    root, out = args.root.resolve(), args.out.resolve()
+    stamp_file = root / ".cache" / "build-stamp.json"
+    now = stamp.fingerprint(root, ROOT, {"seed": args.seed, "out": str(out), "strict": args.strict})
+    if not args.force and stamp.up_to_date(stamp_file, now, out):
+        return None
+    stamp_file.unlink(missing_ok=True)
+    result = build(args, say)
+    stamp.record(stamp_file, now, out)
+    return result
+
+
+def summary(result: dict, out: Path) -> str:
+    audits = result["audits"]
+    audited = (f"; audited statements: {audits['verified']} verified, {audits['cited']} cited, "
+               f"{audits['unverified']} unverified") if any(audits.values()) else ""
+    return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
+            f"{result['content_pages'] - result['rendered']} unchanged): {result['claims']} claims passed, "
+            f"{result['experiments_run']} experiment(s) run{audited}, {result['seconds']:.2f} s")
+
+
+def serve(args: argparse.Namespace) -> None:
+    from lessonkit.errors import BuildError
+    from lessonkit.serve import serve as serve_site
+
+    def rebuild() -> str:
+        try:
+            r = build(args, say=lambda m: None)
+        except BuildError:
+            raise
+        except Exception as exc:  # keep serving; name the kind of failure
+            raise BuildError(f"{type(exc).__name__}: {exc}") from exc
+        return f"{r['pages']} pages ({r['rendered']} rendered), {r['claims']} claims passed"
+
+    serve_site(args.root.resolve(), args.out, rebuild, port=args.port)
+
+
+def check(args: argparse.Namespace) -> int:
+    from lessonkit import checks
+
+    problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"check: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print("check: no problems")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -149,40 +241,16 @@ def main(argv=None) -> int:
         if args.mark_translated:
             from lessonkit.content import mark_translated
 
-            print(f"{args.mark_translated}: translated_from = {mark_translated(args.root.resolve(), args.mark_translated)}")
+            digest = mark_translated(args.root.resolve(), args.mark_translated)
+            print(f"{args.mark_translated}: translated_from = {digest}")
             return 0
         if args.serve:
-            from lessonkit.serve import serve
-
-            def rebuild() -> str:
-                try:
-                    r = build(args, say=lambda m: None)
-                except BuildError:
-                    raise
-                except Exception as exc:  # keep serving; name the kind of failure
-                    raise BuildError(f"{type(exc).__name__}: {exc}") from exc
-                return f"{r['pages']} pages, {r['claims']} claims passed, {r['experiments_run']} experiment(s) run"
-
-            serve(args.root.resolve(), args.out, rebuild, port=args.port)
+            serve(args)
             return 0
         if not args.check_only:
-            result = build(args, say)
-            audits = result["audits"]
-            audit_line = (f"; audited statements: {audits['verified']} verified, {audits['cited']} cited, "
-                          f"{audits['unverified']} unverified") if any(audits.values()) else ""
-            print(f"built {result['pages']} pages into {args.out}: {result['claims']} claims passed, "
-                  f"{result['experiments_run']} experiment(s) run{audit_line}, {result['seconds']:.2f} s")
-        if args.check or args.check_only:
-            from lessonkit import checks
-
-            problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict)
-            for problem in problems:
-                print(problem, file=sys.stderr)
-            if problems:
-                print(f"check: {len(problems)} problem(s)", file=sys.stderr)
-                return 1
-            print("check: no problems")
-        return 0
+            result = build_if_changed(args, say)
+            print(summary(result, args.out) if result else f"nothing changed: {args.out} is up to date")
+        return check(args) if args.check or args.check_only else 0
     except BuildError as exc:
         if args.debug:
             raise

@@ -7,7 +7,6 @@ imports nothing heavy.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -15,12 +14,11 @@ import platform
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 from .errors import BuildError
+from .versions import package_version
 
 
 @dataclass
@@ -29,6 +27,10 @@ class Report:
     path: Path  # the experiment file, relative to the project root
     data: dict  # what `--report` printed: values, claims, params, provenance
     cached: bool
+
+
+# `import a, b` and `from a import x` at the start of a line (regex, not ast: it runs on every build).
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
 def local_sources(path: Path) -> list[Path]:
@@ -40,25 +42,16 @@ def local_sources(path: Path) -> list[Path]:
         if p in seen:
             continue
         seen.append(p)
-        for node in ast.walk(ast.parse(p.read_bytes(), filename=str(p))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                sibling = p.parent / (name.split(".")[0] + ".py")
+        for match in _IMPORT.finditer(p.read_text("utf-8")):
+            for name in (match.group(1) or match.group(2)).split(","):
+                sibling = p.parent / (name.strip().split(".")[0].split(" ")[0] + ".py")
                 if sibling.is_file():
                     todo.append(sibling)
     return sorted(seen)
 
 
 def _versions() -> str:
-    try:
-        numpy = metadata.version("numpy")
-    except metadata.PackageNotFoundError:
-        numpy = "none"
-    return f"python={platform.python_version()} numpy={numpy}"
+    return f"python={platform.python_version()} numpy={package_version('numpy')}"
 
 
 def cache_key(path: Path, seed: int) -> str:
@@ -105,16 +98,11 @@ def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: boo
         if not path.is_file():
             raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
                              "content/site.yaml")
-        try:
-            key = cache_key(path, seed)
-        except SyntaxError as exc:
-            raise BuildError(f"experiment has a syntax error: {exc.msg}", path.relative_to(root), exc.lineno) from None
+        key = cache_key(path, seed)
         jobs.append((name, path, cache_dir / f"{name}-{key}.json"))
 
     def one(job):
         name, path, cached = job
-        if cached.is_file() and not force:
-            return Report(name, path.relative_to(root), json.loads(cached.read_text("utf-8")), True)
         progress(f"running experiments/{name}.py (seed {seed})")
         data = _run(root, path, seed)
         if data.get("name") != name:
@@ -123,5 +111,16 @@ def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: boo
         cached.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), "utf-8")
         return Report(name, path.relative_to(root), data, False)
 
-    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
-        return list(pool.map(one, jobs))
+    reports = {}
+    for name, path, cached in jobs:
+        if cached.is_file() and not force:
+            reports[name] = Report(name, path.relative_to(root), json.loads(cached.read_text("utf-8")), True)
+    misses = [job for job in jobs if job[0] not in reports]
+    if misses:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # Each experiment runs in its own process; threads only wait for them.
+        with ThreadPoolExecutor(max_workers=len(misses)) as pool:
+            for report in pool.map(one, misses):
+                reports[report.name] = report
+    return [reports[name] for name in names]

@@ -141,14 +141,15 @@ def cached_draw(figures_dir: Path, cache_dir: Path, figure_id: str, values: dict
     """Draw only when the recipe module or the values changed; a hit imports no matplotlib."""
     import hashlib
     import json
-    from importlib import metadata
+
+    from .versions import package_version
 
     module = figures_dir / f"{figure_id.partition('.')[0]}.py"
     h = hashlib.sha256()
     h.update(module.read_bytes() if module.is_file() else b"")
     h.update(Path(__file__).read_bytes())  # the save settings and theme live here
     h.update(json.dumps(values, sort_keys=True).encode())
-    h.update(f"{figure_id} {lang} {metadata.version('matplotlib')}".encode())
+    h.update(f"{figure_id} {lang} {package_version('matplotlib')}".encode())
     path = cache_dir / f"{figure_id}.{lang}.{h.hexdigest()[:16]}.svg"
     if path.is_file():
         return path.read_bytes()

@@ -13,6 +13,7 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
+from .content import LANG_TAGS
 from .errors import BuildError
 from .mdplugins.blocks import blocks_plugin
 from .mdplugins.headings import headings_plugin
@@ -21,8 +22,6 @@ from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
-
-LANG_TAGS = {"zh": "zh-CN", "en": "en"}
 
 
 @dataclass

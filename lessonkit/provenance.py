@@ -26,28 +26,53 @@ def value_line(root: Path, experiment: str, value_id: str) -> int | None:
     return None
 
 
-# Token classes the stylesheet colours; spans of any other class are dropped to keep pages light.
+# Token classes the stylesheet colours; other tokens stay plain text to keep pages light.
 _STYLED = {"k", "kn", "kc", "s", "s1", "s2", "mi", "mf", "c", "c1", "nf", "nc", "o", "ow"}
-_SPAN = re.compile(r'<span class="([\w ]+)">([^<]*)</span>')
 
 
-def _light(html: str) -> str:
-    return _SPAN.sub(lambda m: m.group(0) if m.group(1) in _STYLED else m.group(2), html)
+def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
+    """Every line of a source file as highlighted HTML, each line closed on its own.
 
+    Kept on disk by content hash: compiling Pygments' lexer costs more than a page render.
+    """
+    import hashlib
+    import json
 
-def snippet(root: Path, experiment: str, lines: list[int], context: int = 1, most: int = 12) -> dict | None:
-    """The given lines, each with `context` lines above, highlighted: {"first", "last", "html"}."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
+    text = "\n".join(_source(path)) + "\n"
+    stored = cache / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.json" if cache else None
+    if stored is not None and stored.is_file():
+        return json.loads(stored.read_text("utf-8"))
+    from pygments import lex
     from pygments.lexers import PythonLexer
+    from pygments.token import STANDARD_TYPES
 
+    lines, current = [], []
+    for token, value in lex(text, PythonLexer()):
+        css = STANDARD_TYPES.get(token, "")
+        for i, part in enumerate(value.split("\n")):
+            if i:
+                lines.append("".join(current))
+                current = []
+            if part:
+                escaped = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                current.append(f'<span class="{css}">{escaped}</span>' if css in _STYLED else escaped)
+    if current:
+        lines.append("".join(current))
+    if stored is not None:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_text(json.dumps(lines), "utf-8")
+    return lines
+
+
+def snippet(root: Path, experiment: str, lines: list[int], context: int = 1, most: int = 12,
+            cache: Path | None = None) -> dict | None:
+    """The given lines, each with `context` lines above, highlighted: {"first", "last", "html"}."""
     wanted = sorted(set(n for n in lines if n))
     if not wanted:
         return None
-    source = _source(root / experiment)
+    source = highlighted_lines(root / experiment, cache)
     keep = sorted({k for n in wanted for k in range(max(1, n - context), n + 1)})[:most]
-    code = "\n".join(source[k - 1] for k in keep) + "\n"
-    html = _light(highlight(code, PythonLexer(), HtmlFormatter(nowrap=True))).rstrip("\n").split("\n")
+    html = [source[k - 1] for k in keep]
     out, previous = [], None
     for number, text in zip(keep, html, strict=True):
         if previous is not None and number > previous + 1:

@@ -7,10 +7,9 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from .content import Page, Site, read_text
+from .content import LANG_TAGS, Page, Site, load_yaml, read_text
 from .errors import BuildError
-from .markdown import LANG_TAGS, PageContext
-from .mdplugins.blocks import SUMMARY_SLOT
+from .mdplugins import SUMMARY_SLOT
 from .mdplugins.values import claim_anchor, experiment_anchor, panel_id, render_value
 from .numbers import raw
 
@@ -23,7 +22,7 @@ def load_strings(root: Path, languages: list[str]) -> dict:
         if not path.is_file():
             raise BuildError(f"no interface strings for {lang!r}", shown)
         try:
-            strings[lang] = yaml.safe_load(read_text(path, shown))
+            strings[lang] = load_yaml(read_text(path, shown))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise BuildError(f"malformed YAML: {getattr(exc, 'problem', exc)}", shown,
@@ -37,9 +36,13 @@ def load_strings(root: Path, languages: list[str]) -> dict:
     return strings
 
 
-def environment(root: Path) -> jinja2.Environment:
+def environment(root: Path, cache: Path | None = None) -> jinja2.Environment:
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(root / "templates"),
+        # Compiled templates are kept between builds (Jinja checks each template's mtime).
+        bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache)) if cache is not None else None,
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -78,7 +81,7 @@ def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Templ
         raise template_error(exc, root) from None
 
 
-def claim_rows(ctx: PageContext) -> list[dict]:
+def claim_rows(ctx) -> list[dict]:
     """The claims a page shows, each with its measured values rendered like the prose's."""
     m = ctx.measurements
     rows = []
@@ -92,7 +95,7 @@ def claim_rows(ctx: PageContext) -> list[dict]:
     return rows
 
 
-def panels(root: Path, ctx: PageContext) -> list[dict]:
+def panels(root: Path, ctx) -> list[dict]:
     """One provenance panel per claim and per experiment the page shows."""
     from . import provenance
 
@@ -104,7 +107,7 @@ def panels(root: Path, ctx: PageContext) -> list[dict]:
         lines = [provenance.value_line(root, claim.experiment, k[len(name) + 1:]) for k in claim.shows]
         out.append({"id": panel_id(claim_anchor(key)), "anchor": claim_anchor(key), "claim": claim,
                     "shown": [(k, raw(m.values[k])) for k in claim.shows],
-                    "source": provenance.snippet(root, claim.experiment, lines),
+                    "source": provenance.snippet(root, claim.experiment, lines, cache=root / ".cache" / "highlight"),
                     "experiment": claim.experiment, "seed": claim.seed})
     for report in m.reports:
         if report.name in ctx.experiments:
@@ -112,12 +115,13 @@ def panels(root: Path, ctx: PageContext) -> list[dict]:
             lines = [provenance.value_line(root, str(report.path), k[len(report.name) + 1:]) for k in shown]
             out.append({"id": panel_id(experiment_anchor(report.name)), "anchor": experiment_anchor(report.name),
                         "claim": None, "shown": [(k, raw(m.values[k])) for k in shown],
-                        "source": provenance.snippet(root, str(report.path), lines),
+                        "source": provenance.snippet(root, str(report.path), lines,
+                                                     cache=root / ".cache" / "highlight"),
                         "experiment": str(report.path), "seed": report.data["seed"]})
     return out
 
 
-def experiment_rows(ctx: PageContext) -> list[dict]:
+def experiment_rows(ctx) -> list[dict]:
     rows = []
     for report in ctx.measurements.reports:
         if report.name in ctx.experiments:
@@ -130,7 +134,7 @@ def experiment_rows(ctx: PageContext) -> list[dict]:
     return rows
 
 
-def finish_body(env, root: Path, body: str, ctx: PageContext) -> str:
+def finish_body(env, root: Path, body: str, ctx) -> str:
     """Put the verification summary where the author asked for it, else at the end."""
     if not ctx.claims and not ctx.experiments:
         return body.replace(SUMMARY_SLOT, "")
@@ -142,7 +146,7 @@ def finish_body(env, root: Path, body: str, ctx: PageContext) -> str:
     return body + summary
 
 
-def page_html(env, root: Path, site: Site, page: Page, ctx: PageContext, body: str, nav: dict,
+def page_html(env, root: Path, site: Site, page: Page, ctx, body: str, nav: dict,
               build_info: dict) -> str:
     other = [p for p in site.pages if p.slug == page.slug and p.lang != page.lang]
     stale = any(p is page for p, _ in site.stale)

@@ -158,7 +158,7 @@ CASES = [
     (_failing_claim, "claim multires.p2.vanishing failed: criterion failed: p2.ratio > 1; measured multires.p2.ratio ="),
     (_experiment_raises, "experiment failed: RuntimeError: boom"),
     (_experiment_returns_nan, "experiment failed: ValueError: value 'p2.ratio' is not finite (nan)"),
-    (_experiment_syntax_error, "experiment has a syntax error"),
+    (_experiment_syntax_error, "experiment failed: SyntaxError"),
     (_latex_unbalanced, "LaTeX has unbalanced braces"),
     (_latex_unknown_command, "unknown LaTeX command \\foo"),
     (_not_utf8, "not UTF-8 (byte 0xe9)"),

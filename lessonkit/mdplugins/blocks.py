@@ -8,11 +8,11 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
 from ..errors import BuildError
+from . import SUMMARY_SLOT
 from .lines import line_of
 
 CALLOUTS = ("note", "warning", "insight", "what", "why", "how", "philosophy")
 KINDS = ("exercise", "hint", "answer", "epigraph", "figure", "verification-summary", *CALLOUTS)
-SUMMARY_SLOT = "<!--lessonkit:verification-summary-->"
 
 
 def _param(token) -> str:

@@ -4,10 +4,9 @@ A value renders as an element carrying its key and full-precision value, so the
 checks and the browser tests can compare what is shown with what was measured.
 """
 
-from html import escape
+from __future__ import annotations
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.myst_role import myst_role_plugin
+from html import escape
 
 from ..errors import BuildError
 from ..numbers import FormatError, format_value, raw
@@ -66,7 +65,9 @@ def render_claim_status(ctx, key: str) -> str:
             f'✓ {escape(status)}</a>')
 
 
-def values_plugin(md: MarkdownIt) -> None:
+def values_plugin(md) -> None:
+    from mdit_py_plugins.myst_role import myst_role_plugin
+
     md.use(myst_role_plugin)
 
     def render(self, tokens, idx, options, env):

@@ -1,0 +1,94 @@
+"""Rendered pages kept between builds, so that a rebuild renders only what changed.
+
+An entry is valid when the page's own inputs (its Markdown, the templates, the
+interface strings, glossary, references, site config, the engine's code, its
+navigation) hash the same, and every experiment and figure it showed is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What a rendered page tells the rest of the build (the same fields PageContext collects).
+COLLECTED = ("toc", "figures", "terms", "audits", "claims", "values", "experiments")
+
+
+@dataclass
+class Cached:
+    """A page's rendered HTML and what it collected, standing in for a PageContext."""
+
+    page: object
+    html: str
+    toc: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    terms: list = field(default_factory=list)
+    audits: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    experiments: list = field(default_factory=list)
+    deps: dict = field(default_factory=dict)  # experiments and figure sizes it was rendered with
+
+    @property
+    def lang(self) -> str:
+        return self.page.lang
+
+
+def digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def tree_digest(*folders: Path) -> str:
+    """The content of every file below the folders (templates, engine code …)."""
+    h = hashlib.sha256()
+    for folder in folders:
+        files = [folder] if folder.is_file() else sorted(p for p in folder.rglob("*") if p.is_file()
+                                                          and "__pycache__" not in p.parts)
+        for p in files:
+            h.update(str(p.relative_to(folder.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:24]
+
+
+class PageCache:
+    def __init__(self, folder: Path, reports: list):
+        self.folder = folder
+        self.report_digest = {r.name: digest(r.data) for r in reports}
+
+    def _path(self, page) -> Path:
+        return self.folder / page.lang / f"{page.slug}.json"
+
+    def deps(self, ctx, figure_sizes: dict) -> dict:
+        return {"experiments": {name: self.report_digest.get(name) for name in ctx.experiments},
+                "figures": {fid: figure_sizes.get((fid, ctx.lang)) for fid, _ in ctx.figures}}
+
+    def load(self, page, key: str) -> Cached | None:
+        """The entry if its key matches; its deps are checked once figures are known."""
+        path = self._path(page)
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("key") != key:
+            return None
+        cached = Cached(page, data["html"], **{k: data[k] for k in COLLECTED}, deps=data["deps"])
+        cached.figures = [tuple(f) for f in cached.figures]
+        if any(self.report_digest.get(name) != d for name, d in data["deps"]["experiments"].items()):
+            return None
+        return cached
+
+    def still_valid(self, cached: Cached, figure_sizes: dict) -> bool:
+        return all(tuple(size or ()) == tuple(figure_sizes.get((fid, cached.lang), ()))
+                   for fid, size in cached.deps["figures"].items())
+
+    def store(self, page, key: str, ctx, html: str, figure_sizes: dict) -> None:
+        path = self._path(page)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"key": key, "html": html, "deps": self.deps(ctx, figure_sizes)}
+        entry.update({k: getattr(ctx, k) for k in COLLECTED})
+        path.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")

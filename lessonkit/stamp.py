@@ -1,0 +1,67 @@
+"""Skip a build when nothing changed: a fingerprint of every input, standard library only.
+
+It is read before anything heavy is imported, so a no-op rebuild costs about
+Python's start-up. File sizes and modification times stand for contents, as
+make does; the page and experiment caches still compare contents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+INPUTS = ("content", "experiments", "figures", "templates")
+
+
+def _walk(folder: Path, h) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            _walk(Path(entry.path), h)
+        else:
+            st = entry.stat()
+            h.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+
+
+def fingerprint(root: Path, engine: Path, options: dict) -> str:
+    h = hashlib.sha256()
+    for name in INPUTS:
+        _walk(root / name, h)
+    _walk(engine / "lessonkit", h)
+    st = (engine / "build.py").stat()
+    h.update(f"{st.st_size} {st.st_mtime_ns} {sys.version} {sys.prefix}".encode())
+    # Installing or removing a package touches site-packages itself.
+    for path in sys.path:
+        if path.endswith("site-packages") and os.path.isdir(path):
+            h.update(f"{path} {os.stat(path).st_mtime_ns}".encode())
+    h.update(json.dumps(options, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def _out_mark(out: Path) -> str | None:
+    try:
+        st = (out / "lessonkit.json").stat()
+    except FileNotFoundError:
+        return None
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ino}"
+
+
+def up_to_date(stamp_file: Path, print_: str, out: Path) -> bool:
+    try:
+        saved = json.loads(stamp_file.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return saved.get("fingerprint") == print_ and saved.get("out") == _out_mark(out)
+
+
+def record(stamp_file: Path, print_: str, out: Path) -> None:
+    stamp_file.parent.mkdir(parents=True, exist_ok=True)
+    stamp_file.write_text(json.dumps({"fingerprint": print_, "out": _out_mark(out)}), "utf-8")

@@ -26,6 +26,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true", help="build, then check the site")
     p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
     p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
+    p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
     p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
@@ -35,7 +36,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
-    from lessonkit import claims, content, experiments, figures, output, pagecache, render
+    from lessonkit import claims, content, experiments, figures, output, pagecache, render, search
     from lessonkit.errors import BuildError
 
     def parse(page):
@@ -120,13 +121,14 @@ def build(args: argparse.Namespace, say=print) -> dict:
             files[f"{lang}/glossary.html"] = render.glossary_html(
                 env, root, site, lang, strings, glossary, contexts, info).encode("utf-8")
     files["index.html"] = render.index_html(env, root, site, strings, info, bool(glossary)).encode("utf-8")
+    files.update({name: text.encode("utf-8") for name, text in render.extra_pages(env, root, site, strings, info).items()})
     files["lessonkit.json"] = json.dumps({
-        "seed": seed, "languages": site.languages,
+        "seed": seed, "languages": site.languages, "base_path": site.config.get("base_path", "/"),
         "stale": [[str(p.path), message] for p, message in site.stale],
     }, ensure_ascii=False, indent=1).encode("utf-8")
 
-    # 7. write the site atomically
-    output.write_site(files, args.out)
+    # 7. write the site atomically, with its search index
+    output.write_site(files, args.out, finish=None if args.no_search else search.index)
     source = site.config["source_language"]
     audits = {status: sum(1 for ctx in contexts if ctx.lang == source for a in ctx.audits if a["status"] == status)
               for status in ("verified", "cited", "unverified")}
@@ -183,7 +185,8 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
 
     root, out = args.root.resolve(), args.out.resolve()
     stamp_file = root / ".cache" / "build-stamp.json"
-    now = stamp.fingerprint(root, ROOT, {"seed": args.seed, "out": str(out), "strict": args.strict})
+    options = {"seed": args.seed, "out": str(out), "strict": args.strict, "search": not args.no_search}
+    now = stamp.fingerprint(root, ROOT, options)
     if not args.force and stamp.up_to_date(stamp_file, now, out):
         return None
     stamp_file.unlink(missing_ok=True)

@@ -127,7 +127,7 @@ def run(root: Path, site: Path, strict: bool = False) -> list[str]:
 
     shown_claims: set = set()
     for rel, s in scans.items():
-        problems += _check_links(rel, s, scans, files)
+        problems += _check_links(rel, s, scans, files, manifest.get("base_path", "/"))
         problems += _check_values(rel, s, measurements)
         shown_claims |= s.claims
         if s.images_without_alt:
@@ -152,11 +152,13 @@ def run(root: Path, site: Path, strict: bool = False) -> list[str]:
     return problems
 
 
-def _check_links(rel: str, s: PageScan, scans: dict, files: set) -> list[str]:
+def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str) -> list[str]:
     out = []
-    for tag, attr, url, _rel_attr, classes in s.refs:
+    for tag, attr, url, rel_attr, classes in s.refs:
         parts = urlsplit(url)
         if parts.scheme in ("http", "https") or url.startswith("//"):
+            if tag == "link" and set(rel_attr.split()) & {"canonical", "alternate"}:
+                continue  # names the published address; the browser loads nothing
             if tag != "a":
                 out.append(f"{rel}: <{tag} {attr}={url!r}> loads from outside the site")
             elif "external" not in classes.split():
@@ -167,7 +169,12 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set) -> list[str]:
         if parts.scheme:
             out.append(f"{rel}: <{tag} {attr}={url!r}> has an unsupported scheme")
             continue
-        target = rel if not parts.path else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
+        path = unquote(parts.path)
+        if path.startswith("/"):  # root-absolute (the 404 page): relative to where the site is published
+            path = path.removeprefix(base_path) if path.startswith(base_path) else path
+            target = posixpath.normpath(path.lstrip("/"))
+        else:
+            target = rel if not path else posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
         if target not in files:
             out.append(f"{rel}: <{tag} {attr}={url!r}> points to a missing file")
             continue

@@ -12,7 +12,8 @@ from .errors import BuildError
 
 LANG_TAGS = {"zh": "zh-CN", "en": "en"}  # the lang attribute of each language's pages
 PAGE_KEYS = {"title", "description", "translated_from"}
-SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "experiments", "pages"}
+SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "experiments", "pages",
+             "base_url"}
 
 
 @dataclass
@@ -118,6 +119,10 @@ def load_config(root: Path) -> dict:
     config.setdefault("source_language", config["languages"][0])
     config.setdefault("seed", 0)
     config.setdefault("experiments", [])
+    if "base_url" in config:
+        # Where the site is published: sitemap.xml and link previews need absolute addresses.
+        config["base_url"] = config["base_url"].rstrip("/") + "/"
+        config["base_path"] = "/" + config["base_url"].split("://", 1)[-1].partition("/")[2]
     if not config.get("pages"):
         raise BuildError("no pages listed: add 'pages:' with at least one page", shown)
     for slug in config["pages"]:

@@ -8,8 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def write_site(files: dict[str, bytes], out: Path) -> None:
-    """files maps a path inside the site ("zh/lesson-l5.html") to its bytes."""
+def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
+    """files maps a path inside the site ("zh/lesson-l5.html") to its bytes; finish(staging),
+    if given, adds what is made from the written tree (the search index) before the swap."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
@@ -18,6 +19,8 @@ def write_site(files: dict[str, bytes], out: Path) -> None:
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        if finish is not None:
+            finish(staging)
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

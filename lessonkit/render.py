@@ -196,3 +196,23 @@ def glossary_html(env, root: Path, site: Site, lang: str, strings: dict, glossar
         raise
     except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, root) from None
+
+
+def extra_pages(env, root: Path, site: Site, strings: dict, build_info: dict) -> dict[str, str]:
+    """The search page in each language, the bilingual 404 page, and sitemap.xml."""
+    out = {}
+    try:
+        for lang in site.languages:
+            out[f"{lang}/search.html"] = get_template(env, "search.html", root).render(
+                site=site.config, lang=lang, s=strings[lang], root="../", build=build_info)
+        source = site.config["source_language"]
+        out["404.html"] = get_template(env, "404.html", root).render(
+            site=site.config, lang=source, s=strings[source], strings=strings, build=build_info,
+            root=site.config.get("base_path", "/"))
+        out["sitemap.xml"] = get_template(env, "sitemap.xml", root).render(
+            site=site.config, pages=site.pages, base=site.config.get("base_url", ""))
+    except BuildError:
+        raise
+    except Exception as exc:
+        raise template_error(exc, root) from None
+    return out

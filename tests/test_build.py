@@ -92,3 +92,20 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(tmp_path, site):
     assert result.returncode == 1
     assert "value multires.p1.rank: shows '5'" in result.stderr
     assert "'#no-such-section'> points to a missing anchor" in result.stderr
+
+
+def test_publishing_details_sitemap_404_and_link_previews(site):
+    sitemap = (site / "sitemap.xml").read_text()
+    import xml.dom.minidom
+
+    doc = xml.dom.minidom.parseString(sitemap)
+    locs = [n.firstChild.data for n in doc.getElementsByTagName("loc")]
+    pages = sorted(p.relative_to(site).as_posix() for p in site.glob("[a-z][a-z]/**/*.html")
+                   if p.name not in ("search.html", "glossary.html"))
+    assert sorted(loc.split(".org/", 1)[1] for loc in locs) == pages
+    assert len(doc.getElementsByTagName("xhtml:link")) == 2 * len(locs)
+    not_found = (site / "404.html").read_text()
+    assert 'lang="zh-CN"' in not_found and 'lang="en"' in not_found and 'href="/index.html"' in not_found
+    zh = (site / "zh/lesson-l5.html").read_text()
+    assert '<meta property="og:locale" content="zh_CN">' in zh and '<meta property="og:title" content="L5' in zh
+    assert 'rel="canonical" href="https://' in zh

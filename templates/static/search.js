@@ -1,0 +1,20 @@
+// The search page: Pagefind's UI over this language's index (chosen by <html lang>).
+(function () {
+  "use strict";
+  if (location.protocol === "file:") {
+    // Pagefind fetches its index; browsers refuse that from file:// — say so instead of failing silently.
+    document.getElementById("search-needs-http").hidden = false;
+    return;
+  }
+  var box = document.getElementById("search");
+  var ui = new PagefindUI({
+    element: "#search",
+    showSubResults: true,
+    showImages: false,
+    baseUrl: box.dataset.base,
+    resetStyles: false,
+    translations: { placeholder: box.dataset.placeholder }
+  });
+  var query = new URLSearchParams(location.search).get("q");
+  if (query) ui.triggerSearch(query);
+})();

@@ -7,6 +7,8 @@ from pathlib import Path
 
 class BuildError(Exception):
     def __init__(self, message: str, path: Path | str | None = None, line: int | None = None):
+        # One line, always: a quoted source fragment may span several.
+        message = " ".join(message.split("\n"))
         super().__init__(message)
         self.message = message
         self.path = path

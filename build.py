@@ -101,7 +101,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
 
     # 6. render pages
     env = render.environment(root, cache / "templates")
-    info = {"seed": seed}
+    info = {"seed": seed, "search": not args.no_search}
     rendered = 0
     for i, (page, nav, key, ctx, tokens) in enumerate(pages):
         if tokens is None:
@@ -207,6 +207,10 @@ def summary(result: dict, out: Path) -> str:
 def serve(args: argparse.Namespace) -> None:
     from lessonkit.errors import BuildError
     from lessonkit.serve import serve as serve_site
+
+    # The preview skips the search index: Pagefind re-indexes every page (~0.4 s), the
+    # preview's job is the page being edited.
+    args.no_search = True
 
     def rebuild() -> str:
         try:

@@ -7,6 +7,10 @@
     return;
   }
   var box = document.getElementById("search");
+  if (typeof PagefindUI === "undefined") {  // built with --no-search, as the live preview does
+    document.getElementById("search-unavailable").hidden = false;
+    return;
+  }
   var ui = new PagefindUI({
     element: "#search",
     showSubResults: true,

@@ -18,6 +18,20 @@
       try { localStorage.setItem("lessonkit-lang", link.getAttribute("hreflang")); } catch (e) { /* private mode */ }
     });
   });
+  // The course home puts the reader's language first once they have chosen one.
+  var preferred = null;
+  try { preferred = localStorage.getItem("lessonkit-lang"); } catch (e) { /* private mode */ }
+  document.querySelectorAll(".home-lang").forEach(function (section) {
+    if (preferred && section.getAttribute("lang") === preferred) {
+      section.style.order = "-1";
+      section.setAttribute("data-preferred", "true");
+    }
+    section.querySelectorAll("a[hreflang]").forEach(function (a) {
+      a.addEventListener("click", function () {
+        try { localStorage.setItem("lessonkit-lang", a.getAttribute("hreflang")); } catch (e) { /* private mode */ }
+      });
+    });
+  });
   // Highlight the current section in the contents as the reader scrolls.
   var tocLinks = document.querySelectorAll(".toc a[href^='#']");
   if (tocLinks.length) {

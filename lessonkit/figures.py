@@ -27,7 +27,7 @@ _CSS_VARS = {INK: "var(--ink)", MUTED: "var(--muted)"} | {
     c: f"var(--c{i})" for i, c in enumerate(PALETTE)
 }
 _THEME = """<style>
-svg { --ink: #1f2328; --muted: #6e7781; --c0: #0969da; --c1: #cf222e; --c2: #1a7f37; --c3: #8250df; }
+svg { color-scheme: light dark; --ink: #1f2328; --muted: #6e7781; --c0: #0969da; --c1: #cf222e; --c2: #1a7f37; --c3: #8250df; }
 @media (prefers-color-scheme: dark) {
   svg { --ink: #e6edf3; --muted: #9198a1; --c0: #58a6ff; --c1: #ff7b72; --c2: #3fb950; --c3: #d2a8ff; }
 }

@@ -126,7 +126,7 @@ def test_callout_with_title_and_epigraph_attribution():
 def test_figure_block_needs_alt_and_gets_size():
     html, ctx = render("::: figure exp.plot A curve going up.\nCaption *here*.\n:::\n")
     assert ctx.figures == [("exp.plot", 5)]
-    assert '<img src="../figures/exp.plot.en.svg" alt="A curve going up." width="600" height="300"' in html
+    assert '<a href="../figures/exp.plot.en.svg"><img src="../figures/exp.plot.en.svg" alt="A curve going up." width="600" height="300"' in html
     assert "<figcaption>\n<p>Caption <em>here</em>.</p>" in html
     assert "needs alt text" in error_of("::: figure exp.plot\ncap\n:::\n")
 

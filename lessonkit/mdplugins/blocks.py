@@ -54,9 +54,10 @@ def blocks_plugin(md: MarkdownIt) -> None:
                     raise BuildError(f"figure {fid!r} needs alt text after its id", ctx.path, line_of(token, ctx))
                 src, width, height = ctx.figure_file(fid)
                 anchor = "fig-" + fid.replace(".", "-").replace("_", "-")
-                return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}">'
+                # The image links to itself: on a phone, a reader can open it full size and zoom.
+                return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}"><a href="{src}">'
                         f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
-                        f'decoding="async"><figcaption>\n')
+                        f'decoding="async"></a><figcaption>\n')
             if kind == "verification-summary":
                 return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
             raise AssertionError(kind)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,3 +18,7 @@ def index(site: Path) -> None:
         last = (proc.stderr or proc.stdout).strip().splitlines()
         raise BuildError(f"search index failed: {last[-1] if last else 'pagefind exited ' + str(proc.returncode)}",
                          "pagefind")
+    # Pagefind lists the languages in no fixed order; sort them so that builds are byte-identical.
+    entry = site / "pagefind" / "pagefind-entry.json"
+    data = json.loads(entry.read_text("utf-8"))
+    entry.write_text(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "utf-8")

@@ -73,3 +73,33 @@ def server(site) -> str:
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright drives Debian's Chromium; Playwright's own download is not available."""
     return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": CHROMIUM_ARGS}
+
+
+# --- counters for the browser checks of every page (tests/test_site_browser.py) ---------------------
+
+SITE_CHECKS: dict = {"pages": set(), "values": 0, "claims": set(), "budgets": {}}
+
+
+@pytest.fixture(scope="session")
+def site_checks() -> dict:
+    """What the browser checks saw: pages visited, shown values compared, claims, budgets per page."""
+    return SITE_CHECKS
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    checks = SITE_CHECKS
+    if not checks["pages"] and not checks["budgets"]:
+        return
+    terminalreporter.write_line(f"site checks: {len(checks['pages'])} pages, {checks['values']} shown values, "
+                                f"{len(checks['claims'])} claims checked in the browser")
+    budgets = checks["budgets"]
+    if budgets:
+        def worst(field):
+            rel = max(budgets, key=lambda r: budgets[r][field])
+            return budgets[rel][field], rel
+        (size, size_at), (fcp, fcp_at), (cls, cls_at) = worst("bytes"), worst("fcp_ms"), worst("cls")
+        terminalreporter.write_line(f"site budgets ({len(budgets)} pages, largest): HTML+CSS {size / 1000:.1f} KB "
+                                    f"({size_at}), FCP {fcp:.0f} ms ({fcp_at}), CLS {cls:.4f} ({cls_at})")
+        out = ROOT / "artifacts" / "budgets.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(dict(sorted(budgets.items())), indent=1) + "\n")

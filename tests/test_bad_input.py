@@ -221,6 +221,10 @@ def test_odd_but_valid_input_builds(built, variant):
     assert result.returncode == 0, result.stderr
     html = (out / "zh/lesson-l5.html").read_text("utf-8")
     assert "\r" not in html and "\ufeff" not in html
-    assert snapshot(out).keys() == before.keys()
+    # The same files (the search index names its files by content, so it is left out).
+    def pages(files):
+        return {name for name in files if not name.startswith("pagefind/")}
+
+    assert pages(snapshot(out)) == pages(before)
     if variant == "fullwidth":
         assert "「引号」" in html

@@ -45,13 +45,13 @@ def error_of(md: str, **kw) -> str:
 def test_inline_and_display_math_become_mathml():
     html, ctx = render("Let $x^2$ be.\n\n$$\\frac{a}{b}$$\n")
     assert '<math alttext="x^2"' in html and 'display="inline"' in html
-    assert '<div class="math-display"><math alttext="\\frac{a}{b}"' in html and "<mfrac>" in html
+    assert '<div class="math-display" tabindex="0"><math alttext="\\frac{a}{b}"' in html and "<mfrac>" in html
     assert ctx.math_count == 2
 
 
 def test_display_math_inside_a_paragraph_stays_phrasing_content():
     html, _ = render("Text $$a+b$$ more.")
-    assert "<p>Text <span class=\"math-display\"><math" in html
+    assert "<p>Text <span class=\"math-display\" tabindex=\"0\"><math" in html
     assert "<div" not in html
 
 

@@ -39,6 +39,8 @@ def tex_to_mathml(tex: str, display: bool) -> str:
     leaked = _LEAKED.search(mathml)
     if leaked:
         raise BuildError(f"unknown LaTeX command {leaked.group(1)} in ${tex}$")
+    # ⊤ (transpose) is a letter-like symbol, not an operator: no operator spacing in W^{K⊤}.
+    mathml = mathml.replace("<mo>&#x022A4;</mo>", "<mi>&#x022A4;</mi>")
     # Keep the source for copy-paste and for readers of the raw HTML.
     return mathml.replace("<math ", f'<math alttext="{escape(tex.strip())}" ', 1)
 
@@ -57,9 +59,9 @@ def math_plugin(md: MarkdownIt) -> None:
                 raise exc.located(ctx.path, line_of(token, ctx)) from None
             ctx.math_count += 1
             if token.block:
-                return f'<div class="math-display">{mathml}</div>\n'
+                return f'<div class="math-display" tabindex="0">{mathml}</div>\n'
             # Display math inside a paragraph must stay phrasing content: no <div> in <p>.
-            return f'<span class="math-display">{mathml}</span>' if display else mathml
+            return f'<span class="math-display" tabindex="0">{mathml}</span>' if display else mathml
         return rule
 
     md.add_render_rule("math_inline", render(False))

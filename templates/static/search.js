@@ -19,6 +19,9 @@
     resetStyles: false,
     translations: { placeholder: box.dataset.placeholder }
   });
+  // Pagefind labels its input only with a title; name it for screen readers.
+  var input = box.querySelector("input");
+  if (input) input.setAttribute("aria-label", box.dataset.placeholder);
   var query = new URLSearchParams(location.search).get("q");
   if (query) ui.triggerSearch(query);
 })();

@@ -60,7 +60,7 @@ def test_glossary_pages_pair_every_term(site):
     zh = (site / "zh/glossary.html").read_text()
     en = (site / "en/glossary.html").read_text()
     for entry in glossary:
-        assert f'<tr id="{entry["id"]}">' in zh and f'<tr id="{entry["id"]}">' in en
+        assert f'<dt id="{entry["id"]}">' in zh and f'<dt id="{entry["id"]}">' in en
         assert entry["zh"] in zh and entry["en"] in en
 
 

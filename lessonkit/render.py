@@ -148,12 +148,12 @@ def finish_body(env, root: Path, body: str, ctx) -> str:
 
 def page_html(env, root: Path, site: Site, page: Page, ctx, body: str, nav: dict,
               build_info: dict) -> str:
-    other = [p for p in site.pages if p.slug == page.slug and p.lang != page.lang]
     stale = any(p is page for p, _ in site.stale)
     try:
         return get_template(env, "page.html", root).render(
             site=site.config, page=page, lang=page.lang, s=ctx.strings, body=finish_body(env, root, body, ctx),
-            toc=[h for h in ctx.toc if h["level"] in (2, 3)], twins=other, root=ctx.root, nav=nav,
+            toc=[h for h in ctx.toc if h["level"] in (2, 3)], root=ctx.root, nav=nav,
+            alternates=[(p.lang, p.url) for p in site.pages if p.slug == page.slug],
             audits=ctx.audits, stale=stale, build=build_info, audit_counts=_audit_counts(ctx.audits),
         )
     except BuildError:
@@ -173,7 +173,7 @@ def index_html(env, root: Path, site: Site, strings: dict, build_info: dict, has
     try:
         return get_template(env, "index.html", root).render(
             site=site.config, pages=site.pages, strings=strings, root="", build=build_info, has_glossary=has_glossary,
-            lang=site.config["source_language"], s=strings[site.config["source_language"]])
+            lang=site.config["source_language"], s=strings[site.config["source_language"]], alternates=[])
     except BuildError:
         raise
     except Exception as exc:  # a template can fail in many ways; all are the template's error
@@ -191,7 +191,7 @@ def glossary_html(env, root: Path, site: Site, lang: str, strings: dict, glossar
     try:
         return get_template(env, "glossary.html", root).render(
             site=site.config, lang=lang, other=other, s=strings[lang], entries=entries, root="../",
-            build=build_info)
+            build=build_info, alternates=[(lang_, f"{lang_}/glossary.html") for lang_ in site.languages])
     except BuildError:
         raise
     except Exception as exc:  # a template can fail in many ways; all are the template's error
@@ -204,10 +204,11 @@ def extra_pages(env, root: Path, site: Site, strings: dict, build_info: dict) ->
     try:
         for lang in site.languages:
             out[f"{lang}/search.html"] = get_template(env, "search.html", root).render(
-                site=site.config, lang=lang, s=strings[lang], root="../", build=build_info)
+                site=site.config, lang=lang, s=strings[lang], root="../", build=build_info,
+                alternates=[(lang_, f"{lang_}/search.html") for lang_ in site.languages])
         source = site.config["source_language"]
         out["404.html"] = get_template(env, "404.html", root).render(
-            site=site.config, lang=source, s=strings[source], strings=strings, build=build_info,
+            site=site.config, lang=source, s=strings[source], strings=strings, build=build_info, alternates=[],
             root=site.config.get("base_path", "/"))
         out["sitemap.xml"] = get_template(env, "sitemap.xml", root).render(
             site=site.config, pages=site.pages, base=site.config.get("base_url", ""))

@@ -54,12 +54,16 @@ def _versions() -> str:
     return f"python={platform.python_version()} numpy={package_version('numpy')}"
 
 
-def cache_key(path: Path, seed: int) -> str:
+def code_hash(path: Path) -> str:
+    """The experiment's code: its file and the sibling modules it imports (shown as provenance)."""
     h = hashlib.sha256()
     for src in local_sources(path):
         h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
-    h.update(f"seed={seed} {_versions()}".encode())
-    return h.hexdigest()[:20]
+    return h.hexdigest()[:12]
+
+
+def cache_key(code: str, seed: int) -> str:
+    return hashlib.sha256(f"{code} seed={seed} {_versions()}".encode()).hexdigest()[:20]
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -98,13 +102,14 @@ def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: boo
         if not path.is_file():
             raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
                              "content/site.yaml")
-        key = cache_key(path, seed)
-        jobs.append((name, path, cache_dir / f"{name}-{key}.json"))
+        code = code_hash(path)
+        jobs.append((name, path, code, cache_dir / f"{name}-{cache_key(code, seed)}.json"))
 
     def one(job):
-        name, path, cached = job
+        name, path, code, cached = job
         progress(f"running experiments/{name}.py (seed {seed})")
         data = _run(root, path, seed)
+        data["code_hash"] = code
         if data.get("name") != name:
             raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {name!r}",
                              path.relative_to(root))
@@ -112,7 +117,7 @@ def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: boo
         return Report(name, path.relative_to(root), data, False)
 
     reports = {}
-    for name, path, cached in jobs:
+    for name, path, _, cached in jobs:
         if cached.is_file() and not force:
             reports[name] = Report(name, path.relative_to(root), json.loads(cached.read_text("utf-8")), True)
     misses = [job for job in jobs if job[0] not in reports]

@@ -58,7 +58,8 @@ def tree_digest(*folders: Path) -> str:
 class PageCache:
     def __init__(self, folder: Path, reports: list):
         self.folder = folder
-        self.report_digest = {r.name: digest(r.data) for r in reports}
+        # What a page can show of an experiment: everything in its report but the run time.
+        self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"}) for r in reports}
 
     def _path(self, page) -> Path:
         return self.folder / page.lang / f"{page.slug}.json"

@@ -18,7 +18,13 @@ def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
         for rel, data in sorted(files.items()):
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            previous = out / rel
+            # An unchanged file is linked from the current site instead of written again: the
+            # swap below replaces whole trees, so the old tree never sees a changed file.
+            if _same(previous, data):
+                os.link(previous, target)
+            else:
+                target.write_bytes(data)
         if finish is not None:
             finish(staging)
         old = None
@@ -31,6 +37,15 @@ def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _same(path: Path, data: bytes) -> bool:
+    try:
+        if path.stat().st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def static_files(static_dir: Path) -> dict[str, bytes]:

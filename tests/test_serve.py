@@ -62,7 +62,8 @@ def preview(course, tmp_path):
     out = tmp_path / "site"
 
     def rebuild() -> str:
-        args = build_module.parse_args(["--root", str(course), "--out", str(out), "-q"])
+        # As `build.py --serve` builds: without the search index.
+        args = build_module.parse_args(["--root", str(course), "--out", str(out), "-q", "--no-search"])
         result = build_module.build(args, say=lambda m: None)
         return f"{result['pages']} pages, {result['claims']} claims"
 

@@ -100,6 +100,8 @@ def build(args: argparse.Namespace, say=print) -> dict:
             sizes[(fid, page.lang)] = figures.svg_size(files[name])
 
     # 6. render pages
+    changed = sum(tokens is not None or not pages_cache.still_valid(ctx, sizes) for _, _, _, ctx, tokens in pages)
+    say(f"rendering {changed} of {len(pages)} pages" if changed else "no page changed")
     env = render.environment(root, cache / "templates")
     info = {"seed": seed, "search": not args.no_search}
     rendered = 0
@@ -128,6 +130,8 @@ def build(args: argparse.Namespace, say=print) -> dict:
     }, ensure_ascii=False, indent=1).encode("utf-8")
 
     # 7. write the site atomically, with its search index
+    if not args.no_search:
+        say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
     output.write_site(files, args.out, finish=None if args.no_search else search.index)
     source = site.config["source_language"]
     audits = {status: sum(1 for ctx in contexts if ctx.lang == source for a in ctx.audits if a["status"] == status)

@@ -46,3 +46,21 @@ def test_two_builds_of_the_same_commit_are_byte_identical(course, tmp_path):
     assert run_build("--out", b, "--force", root=course).returncode == 0
     comparison = filecmp.dircmp(a, b)
     assert snapshot(a) == snapshot(b), comparison.report_full_closure()
+
+
+def test_a_cached_build_imports_neither_numpy_nor_matplotlib(course, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = tmp_path / "site"
+    assert run_build("--out", out, root=course).returncode == 0
+    edit(course, "content/zh/lesson-l5.md", "一切正常。", "一切正常！")  # a real rebuild, all caches warm
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "build.py"), "--root", str(course),
+                           "--out", str(out), "--no-search"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "(1 rendered" in proc.stdout or "(2 rendered" in proc.stdout
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "lessonkit.markdown" in imported  # the edited page was rendered …
+    assert not {"numpy", "matplotlib"} & imported  # … without loading the heavy libraries

@@ -42,6 +42,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
     def parse(page):
         from lessonkit import markdown  # the Markdown stack loads only when a page needs rendering
 
+        markdown.math_cache().open(cache / "math.json")
         ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
         return ctx, markdown.parse(ctx)
 
@@ -53,6 +54,8 @@ def build(args: argparse.Namespace, say=print) -> dict:
     start = time.perf_counter()
     root = args.root.resolve()
     cache = root / ".cache"
+    if args.force:
+        (cache / "math.json").unlink(missing_ok=True)
 
     # 1. load content
     site = content.load_site(root)
@@ -117,6 +120,8 @@ def build(args: argparse.Namespace, say=print) -> dict:
         pages[i] = (page, nav, key, ctx, tokens)
         files[page.url] = html.encode("utf-8")
         rendered += 1
+    if "lessonkit.markdown" in sys.modules:
+        sys.modules["lessonkit.markdown"].math_cache().save()
     contexts = [ctx for _, _, _, ctx, _ in pages]
     if glossary:
         for lang in site.languages:

@@ -143,6 +143,13 @@ def parser() -> MarkdownIt:
     return md
 
 
+def math_cache():
+    """The converted-formula cache the math plugin reads (build.py opens and saves it)."""
+    from .mdplugins.math import CACHE
+
+    return CACHE
+
+
 def parse(ctx: PageContext) -> list:
     return parser().parse(ctx.page.body, {"ctx": ctx})
 

@@ -408,6 +408,8 @@ def test_contents_links_scroll_to_their_section_below_the_header(tabs, rel, widt
     page = tabs(width).visit(rel)
     links = page.eval_on_selector_all(".toc a[href^='#']", "els => els.map(e => e.getAttribute('href').slice(1))")
     assert links, f"{rel}: the contents list has no links"
+    folded = page.evaluate("!document.querySelector('.toc details').open")
+    assert folded == (width == "phone"), f"contents {'folded' if folded else 'open'} at {width} width on load"
     # Targets the page can bring to the top (the last sections of a page may end before the viewport does).
     reachable = page.evaluate("""ids => ids.filter(id => {
         const el = document.getElementById(id); if (!el) return true;
@@ -418,6 +420,8 @@ def test_contents_links_scroll_to_their_section_below_the_header(tabs, rel, widt
     for target in picks:
         assert page.evaluate("id => !!document.getElementById(id)", target), f"#{target} has no target"
         page.evaluate("scrollTo(0, 0)")
+        if page.evaluate("!document.querySelector('.toc details').open"):
+            page.click(".toc summary")  # folded on a phone: the reader opens the contents first
         page.click(f".toc a[href='#{target}']")
         page.wait_for_function("id => location.hash === '#' + id", arg=target, timeout=2000)
         top, header = page.evaluate(TOP_OF, target), page.evaluate(HEADER_BOTTOM)

@@ -32,6 +32,9 @@
       });
     });
   });
+  // On a narrow screen the contents start folded, so the text comes first (open without JS).
+  var toc = document.querySelector(".toc details");
+  if (toc && window.matchMedia("(max-width: 1099px)").matches) toc.open = false;
   // Highlight the current section in the contents as the reader scrolls.
   var tocLinks = document.querySelectorAll(".toc a[href^='#']");
   if (tocLinks.length) {

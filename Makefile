@@ -26,6 +26,9 @@ bench: $(STAMP) fonts
 	$(PY) bench/bench.py
 
 $(STAMP): requirements.txt
+	@# Debian's own python3 makes virtual environments only with python3-venv installed.
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $(STAMP)

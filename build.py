@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+# The libraries whose output ends up in a page: their versions are part of each page's cache key.
+RENDERERS = ("markdown_it_py", "mdit_py_plugins", "latex2mathml", "Jinja2", "Pygments", "MarkupSafe")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -38,6 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def build(args: argparse.Namespace, say=print) -> dict:
     from lessonkit import claims, content, experiments, figures, output, pagecache, render, search
     from lessonkit.errors import BuildError
+    from lessonkit.versions import package_version
 
     def parse(page):
         from lessonkit import markdown  # the Markdown stack loads only when a page needs rendering
@@ -54,6 +57,9 @@ def build(args: argparse.Namespace, say=print) -> dict:
     start = time.perf_counter()
     root = args.root.resolve()
     cache = root / ".cache"
+    # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
+    (cache / "build-stamp.json").unlink(missing_ok=True)
+    check_out(root, args.out.resolve())
     if args.force:
         (cache / "math.json").unlink(missing_ok=True)
 
@@ -77,8 +83,10 @@ def build(args: argparse.Namespace, say=print) -> dict:
     slugs = set(site.config["pages"])
     pages_cache = pagecache.PageCache(cache / "pages", reports)
     shared = pagecache.tree_digest(root / "templates", root / "content" / "site.yaml", ROOT / "lessonkit",
+                                   ROOT / "build.py",
                                    *[root / "content" / n for n in ("glossary.yaml", "references.yaml")
                                      if (root / "content" / n).is_file()])
+    shared += " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders
     pages = []  # (page, nav, key, ctx or cached page, tokens or None)
     for page in site.pages:
         nav = navigation(page, site)
@@ -144,6 +152,19 @@ def build(args: argparse.Namespace, say=print) -> dict:
     return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "content_pages": len(pages),
             "claims": len(measurements.claims), "experiments_run": sum(not r.cached for r in reports),
             "seconds": time.perf_counter() - start, "audits": audits, "contexts": contexts}
+
+
+def check_out(root: Path, out: Path) -> None:
+    """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
+    from lessonkit.checks import MANIFEST
+    from lessonkit.errors import BuildError
+
+    inputs = [root / name for name in ("content", "experiments", "figures", "templates", "lessonkit", ".git")]
+    if out in (root, ROOT) or root.is_relative_to(out) or ROOT.is_relative_to(out) \
+            or any(out.is_relative_to(folder) for folder in inputs):
+        raise BuildError(f"--out {out}: would replace the course itself; choose another folder")
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise BuildError(f"--out {out}: not empty and not a site this tool built ({MANIFEST} missing)")
 
 
 def navigation(page, site) -> dict:

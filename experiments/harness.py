@@ -22,6 +22,7 @@ on its own: ``python experiments/multires.py --seed 3``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -119,6 +120,9 @@ def measure(module, seed: int) -> dict:
     check_values(values)
     claims = []
     for claim in module.CLAIMS:
+        missing = [key for key in claim.shows if key not in values]
+        if missing:
+            raise ValueError(f"claim {claim.id!r} shows {', '.join(map(repr, missing))}, which run() does not return")
         claims.append({
             "id": claim.id,
             "criterion": claim.criterion,
@@ -157,7 +161,12 @@ def main(module, argv=None) -> int:
     parser.add_argument("--report", action="store_true", help="print values, claims and provenance as JSON")
     parser.add_argument("--lang", choices=["zh", "en"], default="en")
     args = parser.parse_args(argv)
-    report = measure(module, args.seed)
+    if args.report:
+        # The report is the only thing on stdout: a stray print() in run() goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            report = measure(module, args.seed)
+    else:
+        report = measure(module, args.seed)
     failed = [c for c in report["claims"] if not c["passed"]]
     if args.report:
         print(json.dumps(report, ensure_ascii=False, sort_keys=True))

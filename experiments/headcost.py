@@ -166,6 +166,8 @@ CLAIMS = [
               "en": "at a fixed d_model of 4096, the Q/K/V/O projection FLOPs do not depend on the head count: "
                     "identical from 1 head to 128"},
         shows=("gpt.proj_flops", "gpt.d_model", "gpt.seq_len", "gpt.h", "gpt.d_k"),
+        note={"zh": "由公式在所述配置下算出，与随机种子无关：这是推导，不是抽样；small.counts 在真实的 numpy 实现上核对这些公式。",
+              "en": "Computed from the formulas at the stated configuration, independent of the seed: a derivation, not a sample; small.counts checks the formulas against a real numpy implementation."},
     ),
     Claim(
         id="gpt.score_constant",
@@ -175,6 +177,8 @@ CLAIMS = [
               "en": "the FLOPs of the QK^T scores and of AV are likewise independent of the head count "
                     "(h · n² · d_k = n² · d_model)"},
         shows=("gpt.score_flops", "gpt.av_flops", "gpt.score_share"),
+        note={"zh": "由公式在所述配置下算出，与随机种子无关：这是推导，不是抽样；small.counts 在真实的 numpy 实现上核对这些公式。",
+              "en": "Computed from the formulas at the stated configuration, independent of the seed: a derivation, not a sample; small.counts checks the formulas against a real numpy implementation."},
     ),
     Claim(
         id="gpt.map_linear",
@@ -185,6 +189,8 @@ CLAIMS = [
                     "128 heads take 128 times the memory of one"},
         shows=("gpt.map_bytes", "gpt.map_ratio", "gpt.map_bytes_h1", "gpt.map_bytes_h8", "gpt.map_bytes_h128",
                "gpt.map_mib_h8", "gpt.map_gib_h128", "gpt.bytes_per_elem"),
+        note={"zh": "由公式在所述配置下算出，与随机种子无关：这是推导，不是抽样；small.counts 在真实的 numpy 实现上核对这些公式。",
+              "en": "Computed from the formulas at the stated configuration, independent of the seed: a derivation, not a sample; small.counts checks the formulas against a real numpy implementation."},
     ),
     Claim(
         id="small.counts",

@@ -182,6 +182,8 @@ CLAIMS = [
                "mha.nbytes_per_token", "gqa.nbytes_per_token", "mqa.nbytes_per_token",
                "tiny.nbytes", "tiny.formula_bytes", "tiny.kv_heads", "tiny.tokens",
                "config.layers", "config.q_heads", "config.d_head", "config.bytes_per_elem", "config.context"),
+        note={"zh": "由配置算出，并与按该形状分配的 float16 缓存数组的 .nbytes 核对；与随机种子无关。",
+              "en": "Computed from the configuration and checked against the .nbytes of float16 cache arrays allocated with those shapes; independent of the seed."},
     ),
     Claim(
         id="gqa_saving",
@@ -189,6 +191,8 @@ CLAIMS = [
         text={"zh": "GQA（8 个 KV 组）的 KV 缓存是 MHA 的 1/8：节省倍数 = 查询头数 / KV 头数 = 64/8",
               "en": "GQA with 8 KV groups needs 1/8 of MHA's KV cache: the saving is query heads / KV heads = 64/8"},
         shows=("gqa.saving", "gqa.kv_heads", "mha.kv_heads"),
+        note={"zh": "由配置算出，并与按该形状分配的 float16 缓存数组的 .nbytes 核对；与随机种子无关。",
+              "en": "Computed from the configuration and checked against the .nbytes of float16 cache arrays allocated with those shapes; independent of the seed."},
     ),
     Claim(
         id="mqa_saving",
@@ -196,6 +200,8 @@ CLAIMS = [
         text={"zh": "MQA（1 个 KV 头）把 KV 缓存压到 MHA 的 1/64",
               "en": "MQA with a single KV head cuts the KV cache to 1/64 of MHA's"},
         shows=("mqa.saving", "mqa.kv_heads"),
+        note={"zh": "由配置算出，并与按该形状分配的 float16 缓存数组的 .nbytes 核对；与随机种子无关。",
+              "en": "Computed from the configuration and checked against the .nbytes of float16 cache arrays allocated with those shapes; independent of the seed."},
     ),
     Claim(
         id="equivalence",

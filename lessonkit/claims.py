@@ -78,7 +78,7 @@ def collect(reports: list[Report]) -> Measurements:
                 source_lines=data["source_lines"], versions=data["versions"],
             )
             if not claim.passed:
-                measured = ", ".join(f"{k} = {_shown(m.values[k])}" for k in claim.shows) or "see the values"
+                measured = ", ".join(f"{k} = {_shown(m.values.get(k))}" for k in claim.shows) or "see the values"
                 verb = "the refuted criterion now holds" if claim.refuted else "criterion failed"
                 raise BuildError(
                     f"claim {claim.key} failed: {verb}: {claim.criterion}; measured {measured} (seed {claim.seed})",

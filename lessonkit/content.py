@@ -116,6 +116,9 @@ def load_config(root: Path) -> dict:
     if unknown:
         raise BuildError(f"unknown key(s) {', '.join(sorted(unknown))}", shown)
     config.setdefault("languages", ["zh", "en"])
+    unknown_lang = [lang for lang in config["languages"] if lang not in LANG_TAGS]
+    if unknown_lang or len(config["languages"]) != 2:
+        raise BuildError(f"languages must be two of {', '.join(LANG_TAGS)}; got {config['languages']}", shown)
     config.setdefault("source_language", config["languages"][0])
     config.setdefault("seed", 0)
     config.setdefault("experiments", [])

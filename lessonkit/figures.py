@@ -89,7 +89,10 @@ def load_recipe(figures_dir: Path, figure_id: str):
         raise BuildError(f"unknown figure {figure_id!r}: expected a function in {path}")
     spec = importlib.util.spec_from_file_location(f"lessonkit_figures.{module_name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise _recipe_error(exc, path, f"figure module {path.name} failed") from None
     recipe = getattr(module, func_name, None)
     if recipe is None:
         raise BuildError(f"unknown figure {figure_id!r}: {path} has no function {func_name!r}")
@@ -127,6 +130,20 @@ def draw(figures_dir: Path, figure_id: str, values: dict, lang: str) -> bytes:
             raise BuildError(f"figure {figure_id!r} reads unknown value {exc}") from None
         except UserWarning as exc:
             raise BuildError(f"figure {figure_id!r} ({lang}): {exc}") from None
+        except Exception as exc:
+            path = figures_dir / f"{figure_id.partition('.')[0]}.py"
+            raise _recipe_error(exc, path, f"figure {figure_id!r} ({lang}) failed") from None
+
+
+def _recipe_error(exc: Exception, path: Path, what: str) -> BuildError:
+    """One line, at the recipe file's line where it broke (the deepest frame in that file)."""
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return BuildError(f"{what}: {type(exc).__name__}: {exc}", path.relative_to(path.parent.parent), line)
 
 
 def svg_size(svg: bytes) -> tuple[int, int]:

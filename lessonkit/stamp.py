@@ -47,11 +47,13 @@ def fingerprint(root: Path, engine: Path, options: dict) -> str:
 
 
 def _out_mark(out: Path) -> str | None:
+    """The output as the last build left it: its manifest, and how many files it holds."""
     try:
         st = (out / "lessonkit.json").stat()
     except FileNotFoundError:
         return None
-    return f"{st.st_size} {st.st_mtime_ns} {st.st_ino}"
+    count = sum(len(files) for _, _, files in os.walk(out))
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ino} {count}"
 
 
 def up_to_date(stamp_file: Path, print_: str, out: Path) -> bool:

@@ -44,8 +44,9 @@ def site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def course(tmp_path) -> Path:
-    """A scratch copy of the course to break on purpose (the cache is shared to stay fast)."""
+def course(tmp_path, site) -> Path:
+    """A scratch copy of the course to break on purpose. It depends on `site` so that the
+    project's .cache is warm: each copy then reuses experiments and figures instead of re-running them."""
     root = tmp_path / "course"
     for name in COURSE:
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))

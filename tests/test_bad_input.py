@@ -146,6 +146,22 @@ def _unknown_glossary_term(root):
     return ZH, edit(root, ZH, "每个头用自己的低秩子空间提问", "每个头用自己的[低秩子空间]{.term}提问")
 
 
+def _figure_recipe_raises(root):
+    line = edit(root, "figures/multires.py", '    res = values["multires.p2.grad_norms_residual"]\n',
+                '    res = values["multires.p2.grad_norms_residual"]\n    1 / 0\n') + 1
+    return "figures/multires.py", line
+
+
+def _claim_shows_unknown_value(root):
+    edit(root, "experiments/multires.py", 'shows=("p2.ratio",),', 'shows=("p2.ratoi",),')
+    return "experiments/multires.py", None
+
+
+def _unknown_language(root):
+    edit(root, "content/site.yaml", "languages: [zh, en]", "languages: [zh, fr]")
+    return "content/site.yaml", None
+
+
 def _unknown_role(root):
     return ZH, edit(root, ZH, "{val}`multires.p2.ratio`", "{value}`multires.p2.ratio`")
 
@@ -176,6 +192,9 @@ CASES = [
     (_unlisted_page, "page is not listed in content/site.yaml"),
     (_unknown_glossary_term, "glossary term '低秩子空间' is not in content/glossary.yaml"),
     (_unknown_role, "unknown role {value}"),
+    (_figure_recipe_raises, "figure 'multires.p2_gradients' (zh) failed: ZeroDivisionError"),
+    (_claim_shows_unknown_value, "claim 'p2.vanishing' shows 'p2.ratoi', which run() does not return"),
+    (_unknown_language, "languages must be two of zh, en"),
 ]
 
 
@@ -228,3 +247,25 @@ def test_odd_but_valid_input_builds(built, variant):
     assert pages(snapshot(out)) == pages(before)
     if variant == "fullwidth":
         assert "「引号」" in html
+
+
+@pytest.mark.parametrize("target", ["course", "content", "stranger"])
+def test_out_never_replaces_the_course_or_a_folder_that_is_not_a_site(built, target):
+    course, _, _ = built
+    before = snapshot(course / "content")
+    out = {"course": course, "content": course / "content", "stranger": course / "notes"}[target]
+    if target == "stranger":
+        out.mkdir()
+        (out / "todo.txt").write_text("mine")
+    result = run_build("--out", out, root=course)
+    assert result.returncode == 1 and result.stderr.startswith(f"error: --out {out}:")
+    assert snapshot(course / "content") == before
+    assert target != "stranger" or (out / "todo.txt").read_text() == "mine"
+
+
+def test_a_print_in_an_experiment_does_not_break_the_build(built):
+    course, out, _ = built
+    edit(course, "experiments/multires.py", "    rng = np.random.default_rng(seed)\n",
+         "    rng = np.random.default_rng(seed)\n    print('debugging', seed)\n")
+    result = run_build("--out", out, root=course)
+    assert result.returncode == 0, result.stderr

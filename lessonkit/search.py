@@ -10,10 +10,22 @@ from pathlib import Path
 from .errors import BuildError
 
 
+def _command() -> list[str]:
+    """Pagefind's own binary from its PyPI package; `python -m pagefind` (50 ms slower) otherwise."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pagefind_bin_extended")
+    if spec and spec.submodule_search_locations:
+        binary = Path(next(iter(spec.submodule_search_locations))) / "pagefind_extended"
+        if binary.is_file():
+            return [str(binary)]
+    return [sys.executable, "-m", "pagefind"]
+
+
 def index(site: Path) -> None:
     """Write site/pagefind/. Pagefind splits the index by each page's <html lang>."""
-    proc = subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site), "--output-subdir", "pagefind",
-                           "--quiet"], capture_output=True, text=True)
+    proc = subprocess.run([*_command(), "--site", str(site), "--output-subdir", "pagefind", "--quiet"],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr or proc.stdout).strip().splitlines()
         raise BuildError(f"search index failed: {last[-1] if last else 'pagefind exited ' + str(proc.returncode)}",

@@ -1,5 +1,6 @@
 """Each markdown-it plugin: Markdown in, HTML out."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,11 @@ def test_tables_scroll_in_their_own_box():
 def test_code_is_highlighted_at_build_time():
     html, _ = render("```python\nself.num_heads = 8\n```\n")
     assert '<pre class="code"><code class="language-python">' in html and '<span class="mi">8</span>' in html
+
+
+def test_chinese_closing_punctuation_stays_with_the_math_or_number_before_it():
+    html, _ = render("秩为 $d_k$。数值是 {val}`exp.rank`，对吗", lang="zh")
+    assert re.search(r'<span class="nobr"><math [^>]*>.*?</math>。</span>', html)
+    assert re.search(r'<span class="nobr"><span class="value" data-key="exp.rank".*?</span>，</span>对吗', html)
+    plain, _ = render("rank $d_k$ here")
+    assert "nobr" not in plain

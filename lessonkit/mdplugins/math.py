@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from ..errors import BuildError
+from .cjk import glue_closing
 from .lines import line_of
 
 _LEAKED = re.compile(r">(\\[A-Za-z]+)<")
@@ -113,7 +114,9 @@ def math_plugin(md: MarkdownIt) -> None:
             if token.block:
                 return f'<div class="math-display" tabindex="0">{mathml}</div>\n'
             # Display math inside a paragraph must stay phrasing content: no <div> in <p>.
-            return f'<span class="math-display" tabindex="0">{mathml}</span>' if display else mathml
+            if display:
+                return f'<span class="math-display" tabindex="0">{mathml}</span>'
+            return glue_closing(tokens, idx, mathml)
         return rule
 
     md.add_render_rule("math_inline", render(False))

@@ -10,6 +10,7 @@ from html import escape
 
 from ..errors import BuildError
 from ..numbers import FormatError, format_value, raw
+from .cjk import glue_closing
 from .lines import line_of
 
 
@@ -77,7 +78,7 @@ def values_plugin(md) -> None:
         try:
             if name == "val":
                 key, _, spec = content.partition(":")
-                return render_value(ctx, key.strip(), spec.strip() or None)
+                return glue_closing(tokens, idx, render_value(ctx, key.strip(), spec.strip() or None))
             if name == "claim":
                 return render_claim_status(ctx, content)
             raise BuildError(f"unknown role {{{name}}}: use {{val}} or {{claim}}")

@@ -22,11 +22,12 @@ from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
+from .pagecache import Collected
 
 
 @dataclass
-class PageContext:
-    """What a page's plugins read (measurements, strings …) and what they collect."""
+class PageContext(Collected):
+    """What a page's plugins read (measurements, strings …) and what they collect (see Collected)."""
 
     page: object  # content.Page
     measurements: object  # claims.Measurements
@@ -35,15 +36,8 @@ class PageContext:
     glossary: list = field(default_factory=list)
     references: dict = field(default_factory=dict)
     figure_sizes: dict = field(default_factory=dict)  # figure id -> (width, height)
-    # collected while rendering
-    values: list = field(default_factory=list)
-    claims: list = field(default_factory=list)
-    experiments: list = field(default_factory=list)
-    figures: list = field(default_factory=list)
-    toc: list = field(default_factory=list)
+    # collected while rendering, besides what Collected declares
     ids: set = field(default_factory=set)
-    audits: list = field(default_factory=list)
-    terms: list = field(default_factory=list)
     local_links: list = field(default_factory=list)
     exercises: int = 0
     math_count: int = 0

@@ -12,23 +12,29 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# What a rendered page tells the rest of the build (the same fields PageContext collects).
-COLLECTED = ("toc", "figures", "terms", "audits", "claims", "values", "experiments")
+
+@dataclass(kw_only=True)
+class Collected:
+    """What rendering a page tells the rest of the build; a PageContext collects it, a cache entry keeps it."""
+
+    toc: list = field(default_factory=list)  # headings: level, id, text, line
+    figures: list = field(default_factory=list)  # (figure id, line)
+    terms: list = field(default_factory=list)  # glossary ids
+    audits: list = field(default_factory=list)  # audited statements
+    claims: list = field(default_factory=list)  # claim keys shown
+    values: list = field(default_factory=list)  # value keys shown
+    experiments: list = field(default_factory=list)  # experiment names shown
+
+
+COLLECTED = tuple(Collected.__dataclass_fields__)
 
 
 @dataclass
-class Cached:
+class Cached(Collected):
     """A page's rendered HTML and what it collected, standing in for a PageContext."""
 
     page: object
     html: str
-    toc: list = field(default_factory=list)
-    figures: list = field(default_factory=list)
-    terms: list = field(default_factory=list)
-    audits: list = field(default_factory=list)
-    claims: list = field(default_factory=list)
-    values: list = field(default_factory=list)
-    experiments: list = field(default_factory=list)
     deps: dict = field(default_factory=dict)  # experiments and figure sizes it was rendered with
 
     @property

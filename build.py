@@ -21,7 +21,12 @@ RENDERERS = ("markdown_it_py", "mdit_py_plugins", "latex2mathml", "Jinja2", "Pyg
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seed", type=int, help="experiment seed (default: content/site.yaml's seed)")
+    p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
+    p.add_argument("--seeds", type=int, metavar="N", help="run every experiment on N seeds, the course seed first "
+                   "(default: content/site.yaml's seeds, 20)")
+    p.add_argument("--executor", default="local", metavar="local|dask:local|dask:ADDRESS",
+                   help="where experiment runs execute (default: local processes)")
+    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs at once (default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
     p.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder (content/, experiments/ …)")
@@ -38,7 +43,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
-    from lessonkit import claims, content, experiments, figures, output, pagecache, render, search
+    from lessonkit import claims, content, figures, output, pagecache, render, search
     from lessonkit.errors import BuildError
     from lessonkit.versions import package_version
 
@@ -70,11 +75,13 @@ def build(args: argparse.Namespace, say=print) -> dict:
             raise BuildError(message, page.path)
         say(f"warning: {page.path}: {message}")
     seed = site.config["seed"] if args.seed is None else args.seed
+    seeds = seed_set(site.config, args)
 
-    # 2. run experiments (cached) and 3. evaluate claims
-    reports = experiments.run_all(root, site.config["experiments"], seed, cache / "experiments",
-                                  force=args.force, progress=say)
-    measurements = claims.collect(reports)
+    # 2. run experiments over the seeds (cached) and 3. evaluate claims on every seed
+    reports = measure(root, site.config, seeds, args, say)
+    verdicts = claims.Verdicts(cache / "verdicts.json")
+    measurements = claims.collect(reports, verdicts)
+    verdicts.save()
 
     # 4. parse Markdown, for the pages whose inputs changed; the others come from the page cache
     strings = render.load_strings(root, site.languages)
@@ -114,7 +121,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
     changed = sum(tokens is not None or not pages_cache.still_valid(ctx, sizes) for _, _, _, ctx, tokens in pages)
     say(f"rendering {changed} of {len(pages)} pages" if changed else "no page changed")
     env = render.environment(root, cache / "templates")
-    info = {"seed": seed, "search": not args.no_search}
+    info = {"seed": seed, "seeds": len(seeds), "search": not args.no_search}
     rendered = 0
     for i, (page, nav, key, ctx, tokens) in enumerate(pages):
         if tokens is None:
@@ -131,6 +138,9 @@ def build(args: argparse.Namespace, say=print) -> dict:
     if "lessonkit.markdown" in sys.modules:
         sys.modules["lessonkit.markdown"].math_cache().save()
     contexts = [ctx for _, _, _, ctx, _ in pages]
+    for ctx in contexts:
+        for line, message in ctx.warnings:
+            say(f"warning: {ctx.page.path}:{line}: {message}")
     if glossary:
         for lang in site.languages:
             files[f"{lang}/glossary.html"] = render.glossary_html(
@@ -138,7 +148,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
     files["index.html"] = render.index_html(env, root, site, strings, info, bool(glossary)).encode("utf-8")
     files.update({name: text.encode("utf-8") for name, text in render.extra_pages(env, root, site, strings, info).items()})
     files["lessonkit.json"] = json.dumps({
-        "seed": seed, "languages": site.languages, "base_path": site.config.get("base_path", "/"),
+        "seed": seed, "seeds": seeds, "languages": site.languages, "base_path": site.config.get("base_path", "/"),
         "stale": [[str(p.path), message] for p, message in site.stale],
     }, ensure_ascii=False, indent=1).encode("utf-8")
 
@@ -150,8 +160,28 @@ def build(args: argparse.Namespace, say=print) -> dict:
     audits = {status: sum(1 for ctx in contexts if ctx.lang == source for a in ctx.audits if a["status"] == status)
               for status in ("verified", "cited", "unverified")}
     return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "content_pages": len(pages),
-            "claims": len(measurements.claims), "experiments_run": sum(not r.cached for r in reports),
+            "claims": len(measurements.claims), "runs": sum(r.ran for r in reports), "seeds": len(seeds),
             "seconds": time.perf_counter() - start, "audits": audits, "contexts": contexts}
+
+
+def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
+    """The seeds every experiment runs on: the course seed first, then the next ones."""
+    from lessonkit.errors import BuildError
+
+    seed = config["seed"] if args.seed is None else args.seed
+    count = config["seeds"] if args.seeds is None else args.seeds
+    if count < 1:
+        raise BuildError(f"--seeds {count}: at least 1")
+    return list(range(seed, seed + count))
+
+
+def measure(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say) -> list:
+    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor."""
+    from lessonkit import executors, experiments
+
+    return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
+                               force=args.force, executor=lambda: executors.executor(args.executor, args.jobs),
+                               timeout=config["experiment_timeout"], progress=say)
 
 
 def check_out(root: Path, out: Path) -> None:
@@ -215,7 +245,10 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
 
     root, out = args.root.resolve(), args.out.resolve()
     stamp_file = root / ".cache" / "build-stamp.json"
-    options = {"seed": args.seed, "out": str(out), "strict": args.strict, "search": not args.no_search}
+    from lessonkit.versions import numeric_env
+
+    options = {"seed": args.seed, "seeds": args.seeds, "out": str(out), "strict": args.strict,
+               "search": not args.no_search, "kernels": numeric_env()}
     now = stamp.fingerprint(root, ROOT, options)
     if not args.force and stamp.up_to_date(stamp_file, now, out):
         return None
@@ -230,8 +263,14 @@ def summary(result: dict, out: Path) -> str:
     audited = (f"; audited statements: {audits['verified']} verified, {audits['cited']} cited, "
                f"{audits['unverified']} unverified") if any(audits.values()) else ""
     return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
-            f"{result['content_pages'] - result['rendered']} unchanged): {result['claims']} claims passed, "
-            f"{result['experiments_run']} experiment(s) run{audited}, {result['seconds']:.2f} s")
+            f"{result['content_pages'] - result['rendered']} unchanged): {result['claims']} claims held on "
+            f"{result['seeds']} seed(s), {result['runs']} experiment run(s){audited}, {result['seconds']:.2f} s")
+
+
+def preview_line(result: dict) -> str:
+    """What the preview says after each rebuild."""
+    return (f"{result['pages']} pages ({result['rendered']} rendered), {result['claims']} claims held on "
+            f"{result['seeds']} seed(s)")
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -249,7 +288,7 @@ def serve(args: argparse.Namespace) -> None:
             raise
         except Exception as exc:  # keep serving; name the kind of failure
             raise BuildError(f"{type(exc).__name__}: {exc}") from exc
-        return f"{r['pages']} pages ({r['rendered']} rendered), {r['claims']} claims passed"
+        return preview_line(r)
 
     serve_site(args.root.resolve(), args.out, rebuild, port=args.port)
 
@@ -257,7 +296,8 @@ def serve(args: argparse.Namespace) -> None:
 def check(args: argparse.Namespace) -> int:
     from lessonkit import checks
 
-    problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict)
+    problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict,
+                          runner=lambda root, config, seeds: measure(root, config, seeds, args, lambda m: None))
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -7,13 +7,22 @@ An experiment file defines
     run(seed, **PARAMS) -> dict    named values: numbers or lists of numbers
     CLAIMS  a list of Claim
 
-and ends with ``if __name__ == "__main__": harness.main(sys.modules[__name__])``.
+and ends with ``if __name__ == "__main__": harness.run_as_script(sys.modules[__name__])``,
+which exits with status 1 when a claim fails.
 
 A criterion is a Python expression over the values. Inside it, ``p2.ratio``
-reads the value ``p2.ratio``; ``increasing``, ``decreasing``, ``np`` and the
-builtins ``all``, ``any``, ``abs``, ``min``, ``max``, ``len`` are available.
+reads the value ``p2.ratio``; ``increasing``, ``decreasing``, ``np``, ``math`` and
+the builtins ``all``, ``any``, ``abs``, ``min``, ``max``, ``len`` are available.
 A claim with ``refuted=True`` records a criterion the data rejected: it passes
-while the criterion stays false.
+while the criterion stays false. The build runs every experiment over a set of
+seeds; a claim must hold on all of them unless it says ``holds_on=0.9`` (a share
+of the seeds), with the reason in its note.
+
+A value at the level of floating-point error (a difference that is 0 with one
+BLAS kernel and 1.6e-15 with another) is not a measurement of the idea: return
+it as ``below(x, 1e-12)`` or ``above(x, 1e12)``. Pages then show the bound
+("below 10⁻¹²"), the full value stays in the provenance, and a run whose value
+breaks its bound fails.
 
 This module only needs numpy and the standard library, so an experiment runs
 on its own: ``python experiments/multires.py --seed 3``.
@@ -22,7 +31,6 @@ on its own: ``python experiments/multires.py --seed 3``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
 import json
 import math
@@ -32,7 +40,11 @@ import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-import numpy as np
+
+def _caller_line() -> int:
+    """The line of the experiment file where a Claim(...) is written (for error messages)."""
+    frame = sys._getframe(2)  # 0: here, 1: the dataclass __init__, 2: the caller
+    return frame.f_lineno
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,30 @@ class Claim:
     shows: tuple = ()  # value ids this claim verifies (their marks lead here)
     refuted: bool = False  # a first criterion that the data must keep refuting
     note: dict = field(default_factory=dict)  # optional {"zh", "en"} remark
+    holds_on: float = 1.0  # the share of the seeds on which it must hold (1.0: every seed)
+    line: int = field(default_factory=_caller_line, compare=False)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A value shown as a bound: its size is floating-point noise, only the bound is a measurement."""
+
+    value: float
+    op: str  # "<" or ">"
+    limit: float
+
+    def holds(self) -> bool:
+        return self.value < self.limit if self.op == "<" else self.value > self.limit
+
+
+def below(value, limit: float) -> Bound:
+    """A value that is noise below `limit` (shown as "below 10⁻¹²")."""
+    return Bound(float(value), "<", float(limit))
+
+
+def above(value, limit: float) -> Bound:
+    """A value that is noise above `limit` (shown as "more than 10¹²")."""
+    return Bound(float(value), ">", float(limit))
 
 
 def increasing(xs) -> bool:
@@ -57,6 +93,8 @@ def decreasing(xs) -> bool:
 
 def _namespace(values: dict) -> dict:
     """Turn {"p2.ratio": x} into names a criterion can read as p2.ratio."""
+    import numpy as np
+
     root: dict = {}
     for key, value in values.items():
         node = root
@@ -99,6 +137,8 @@ def check_values(values: dict) -> None:
 
 def plain(value):
     """numpy scalars and arrays to plain JSON-able Python numbers."""
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return [plain(v) for v in value.tolist()]
     if isinstance(value, (list, tuple)):
@@ -110,19 +150,36 @@ def plain(value):
     return value
 
 
+def _claim_error(claim: Claim, message: str) -> ValueError:
+    error = ValueError(f"claim {claim.id!r}: {message}")
+    error.claim_line = claim.line  # where the build's error message points
+    return error
+
+
 def measure(module, seed: int) -> dict:
     """Run the experiment once and evaluate its claims: the full report."""
+    import numpy as np
+
     params = dict(module.PARAMS)
     start = time.perf_counter()
     raw = module.run(seed, **params)
     elapsed = time.perf_counter() - start
-    values = {k: plain(v) for k, v in raw.items()}
+    bounds = {k: [v.op, v.limit] for k, v in raw.items() if isinstance(v, Bound)}
+    values = {k: plain(v.value if isinstance(v, Bound) else v) for k, v in raw.items()}
     check_values(values)
+    for key, (op, limit) in bounds.items():
+        if not Bound(values[key], op, limit).holds():
+            raise ValueError(f"value {key!r} = {values[key]!r} is shown as {op} {limit:g}, which it is not")
     claims = []
     for claim in module.CLAIMS:
         missing = [key for key in claim.shows if key not in values]
         if missing:
-            raise ValueError(f"claim {claim.id!r} shows {', '.join(map(repr, missing))}, which run() does not return")
+            raise _claim_error(claim, f"shows {', '.join(map(repr, missing))}, which run() does not return")
+        try:
+            passed = evaluate(claim, values)
+        except Exception as exc:  # a typo in a criterion is the claim's error, at the claim's line
+            raise _claim_error(claim, f"criterion {claim.criterion!r} cannot be evaluated: "
+                                      f"{type(exc).__name__}: {exc}") from None
         claims.append({
             "id": claim.id,
             "criterion": claim.criterion,
@@ -130,7 +187,9 @@ def measure(module, seed: int) -> dict:
             "shows": list(claim.shows),
             "refuted": claim.refuted,
             "note": claim.note,
-            "passed": evaluate(claim, values),
+            "holds_on": claim.holds_on,
+            "line": claim.line,
+            "passed": passed,
         })
     lines = inspect.getsourcelines(module.run)
     return {
@@ -138,6 +197,7 @@ def measure(module, seed: int) -> dict:
         "seed": seed,
         "params": params,
         "values": values,
+        "bounds": bounds,
         "claims": claims,
         "function": "run",
         "source_lines": [lines[1], lines[1] + len(lines[0]) - 1],
@@ -155,22 +215,16 @@ def _show(value) -> str:
 
 
 def main(module, argv=None) -> int:
+    """The command line of an experiment file; returns the exit status (1 when a claim fails)."""
     parser = argparse.ArgumentParser(description=(module.__doc__ or "").strip().splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the values as one JSON object")
-    parser.add_argument("--report", action="store_true", help="print values, claims and provenance as JSON")
-    parser.add_argument("--lang", choices=["zh", "en"], default="en")
+    parser.add_argument("--lang", choices=sorted(next(iter(module.CLAIMS)).text) if module.CLAIMS else ["en"],
+                        default="en")
     args = parser.parse_args(argv)
-    if args.report:
-        # The report is the only thing on stdout: a stray print() in run() goes to stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            report = measure(module, args.seed)
-    else:
-        report = measure(module, args.seed)
+    report = measure(module, args.seed)
     failed = [c for c in report["claims"] if not c["passed"]]
-    if args.report:
-        print(json.dumps(report, ensure_ascii=False, sort_keys=True))
-    elif args.json:
+    if args.json:
         keyed = {f"{module.NAME}.{k}": v for k, v in report["values"].items()}
         print(json.dumps(keyed, ensure_ascii=False, sort_keys=True))
     else:
@@ -178,10 +232,12 @@ def main(module, argv=None) -> int:
         for claim in report["claims"]:
             mark = "PASS" if claim["passed"] else "FAIL"
             kind = "  (refuted criterion: must stay false)" if claim["refuted"] else ""
-            print(f"  {mark}  {module.NAME}.{claim['id']}: {claim['text'][args.lang]}")
+            print(f"  {mark}  {module.NAME}.{claim['id']}: {claim['text'].get(args.lang, '')}")
             print(f"        criterion: {claim['criterion']}{kind}")
             for key in claim["shows"]:
-                print(f"        {module.NAME}.{key} = {_show(report['values'][key])}")
+                bound = report["bounds"].get(key)
+                shown = _show(report["values"][key]) + (f"  (shown as {bound[0]} {bound[1]:g})" if bound else "")
+                print(f"        {module.NAME}.{key} = {shown}")
         total = len(report["claims"])
         print(f"{total - len(failed)}/{total} claims pass")
     return 1 if failed else 0

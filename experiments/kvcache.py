@@ -161,8 +161,9 @@ def run(seed, *, layers, q_heads, gqa_kv_heads, d_head, bytes_per_elem, context,
         "tiny.tokens": tiny_tokens,
         "tiny.nbytes": nbytes,
         "tiny.formula_bytes": formula,
-        "tiny.gqa_max_diff": diffs[0],
-        "tiny.mqa_max_diff": diffs[1],
+        # rounding error at most (0.0 here, not necessarily with another kernel): shown as bounds
+        "tiny.gqa_max_diff": harness.below(diffs[0], 1e-10),
+        "tiny.mqa_max_diff": harness.below(diffs[1], 1e-10),
     })
     return out
 

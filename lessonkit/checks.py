@@ -18,7 +18,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .numbers import format_value, raw
+from .content import LANG_TAGS
+from .numbers import E_NOTATION, FormatError, format_bound, format_value, raw
 
 MANIFEST = "lessonkit.json"
 
@@ -29,7 +30,8 @@ class PageScan:
     ids: list = field(default_factory=list)
     headings: list = field(default_factory=list)  # ids of h2/h3 in order
     refs: list = field(default_factory=list)  # (tag, attr, url, rel, classes)
-    values: list = field(default_factory=list)  # (key, data-value, format, shown text)
+    values: list = field(default_factory=list)  # (attributes of the value element, shown text)
+    rows: list = field(default_factory=list)  # (attributes, text) of each verification-summary row
     figures: list = field(default_factory=list)
     images_without_alt: int = 0
     claims: set = field(default_factory=set)
@@ -40,8 +42,9 @@ class _Scanner(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.scan = PageScan()
-        self._value = None  # [key, raw, fmt, text, depth] while inside a value's number
+        self._value = None  # [attributes, text] while inside a value's number
         self._depth = 0
+        self._row = None  # [attributes, text] while inside a summary row
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -60,17 +63,22 @@ class _Scanner(HTMLParser):
             self.scan.figures.append(a["data-figure"])
         if "data-claim" in a:
             self.scan.claims.add(a["data-claim"])
+            if tag == "tr":
+                self._row = [a, ""]
         if "data-audit" in a and tag == "span":
             self.scan.audits.append(a["data-audit"])
         if "data-key" in a:
-            self._value = [a["data-key"], a.get("data-value"), a.get("data-format"), None]
+            self._value = [a, None]
         elif self._value is not None and a.get("class") == "num":
-            self._value[3] = ""
+            self._value[1] = ""
             self._depth = 1
         elif self._depth:
             self._depth += 1
 
     def handle_endtag(self, tag):
+        if tag == "tr" and self._row is not None:  # rows hold no tables: the next </tr> is theirs
+            self.scan.rows.append(tuple(self._row))
+            self._row = None
         if self._depth:
             self._depth -= 1
             if self._depth == 0 and self._value is not None:
@@ -79,7 +87,9 @@ class _Scanner(HTMLParser):
 
     def handle_data(self, data):
         if self._depth and self._value is not None:
-            self._value[3] += data
+            self._value[1] += data
+        if self._row is not None:
+            self._row[1] += data
 
 
 def scan(html: str) -> PageScan:
@@ -87,6 +97,21 @@ def scan(html: str) -> PageScan:
     s.feed(html)
     s.close()
     return s.scan
+
+
+def visible_numbers(site: Path) -> dict[str, str]:
+    """What a reader sees of every value on every page, and of every summary row (its spread over the
+    seeds included): "zh/lesson-l5.html multires.p2.ratio #3" -> "8.8 × 10⁻⁸". Builds on two machines
+    must agree on all of it."""
+    out = {}
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        page = scan(path.read_text("utf-8"))
+        for i, (attrs, text) in enumerate(page.values):
+            out[f"{rel} {attrs['data-key']} #{i}"] = " ".join((text or "").split())
+        for attrs, text in page.rows:
+            out[f"{rel} row {attrs['data-claim']}"] = " ".join(text.split())
+    return out
 
 
 def _html5_errors(html: str) -> list[str]:
@@ -100,26 +125,34 @@ def _html5_errors(html: str) -> list[str]:
     return out
 
 
-def _measured(root: Path, seed: int):
-    """The experiments' values and claims for this seed (from the cache when unchanged)."""
-    from . import claims, content, experiments
+def _measured(root: Path, manifest: dict, runner):
+    """The experiments' values and claims for the site's seeds, re-evaluated (from the cache when intact)."""
+    from . import claims, content
 
     config = content.load_config(root)
-    reports = experiments.run_all(root, config["experiments"], seed, root / ".cache" / "experiments")
-    return claims.collect(reports)
+    seeds = manifest.get("seeds") or [manifest["seed"]]
+    return claims.collect(runner(root, config, seeds))
 
 
-def run(root: Path, site: Path, strict: bool = False) -> list[str]:
+def run(root: Path, site: Path, strict: bool = False, runner=None) -> list[str]:
+    """Every problem of the built site, one line each. runner(root, config, seeds) gives the reports."""
+    from . import experiments
     from .errors import BuildError
+    from .render import load_strings
 
+    runner = runner or (lambda root_, config, seeds: experiments.run_all(
+        root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"]))
     problems: list[str] = []
     if not (site / MANIFEST).is_file():
         return [f"{site}: no {MANIFEST}: not a lessonkit site (build it first)"]
-    manifest = json.loads((site / MANIFEST).read_text("utf-8"))
     try:
-        measurements = _measured(root, manifest["seed"])
+        manifest = json.loads((site / MANIFEST).read_text("utf-8"))
+        measurements = _measured(root, manifest, runner)
+        strings = load_strings(root, manifest["languages"])
     except BuildError as exc:
         return [f"experiments: {exc}"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return [f"{site / MANIFEST}: unreadable ({type(exc).__name__}: {exc})"]
 
     pages = {p.relative_to(site).as_posix(): p for p in sorted(site.rglob("*.html"))}
     scans = {rel: scan(p.read_text("utf-8")) for rel, p in pages.items()}
@@ -128,7 +161,8 @@ def run(root: Path, site: Path, strict: bool = False) -> list[str]:
     shown_claims: set = set()
     for rel, s in scans.items():
         problems += _check_links(rel, s, scans, files, manifest.get("base_path", "/"))
-        problems += _check_values(rel, s, measurements)
+        problems += _check_values(rel, s, measurements, strings)
+        problems += _check_claims(rel, s, measurements)
         shown_claims |= s.claims
         if s.images_without_alt:
             problems.append(f"{rel}: {s.images_without_alt} <img> without alt text")
@@ -183,19 +217,75 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str)
     return out
 
 
-def _check_values(rel: str, s: PageScan, m) -> list[str]:
+def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
     out = []
-    lang = "zh" if s.lang.startswith("zh") else "en"
-    for key, shown_raw, fmt, text in s.values:
+    lang = next((lang for lang, tag in LANG_TAGS.items() if tag == s.lang and lang in strings), next(iter(strings)))
+    for attrs, text in s.values:
+        key, shown_raw, fmt = attrs["data-key"], attrs.get("data-value"), attrs.get("data-format")
         if key not in m.values:
             out.append(f"{rel}: value {key!r} is not measured by any experiment")
             continue
         value = m.values[key]
         if shown_raw != raw(value):
             out.append(f"{rel}: value {key}: data-value {shown_raw} but measured {raw(value)}")
-        expected = format_value(value, fmt, lang)
-        if (text or "").strip() != expected:
+        text = (text or "").strip()
+        if E_NOTATION.search(text):
+            out.append(f"{rel}: value {key}: shows e-notation {text!r}")
+        if key in m.bounds:
+            expected = format_bound(*m.bounds[key], strings[lang])
+        else:
+            try:
+                expected = format_value(value, fmt, lang)
+            except FormatError as exc:
+                out.append(f"{rel}: value {key}: {exc}")
+                continue
+        if text != expected:
             out.append(f"{rel}: value {key}: shows {text!r} but the measured value formats as {expected!r}")
+        if "data-min" in attrs or "data-max" in attrs:
+            span = m.ranges.get(key)
+            if span is None or (attrs.get("data-min"), attrs.get("data-max")) != (raw(span[0]), raw(span[1])):
+                out.append(f"{rel}: value {key}: range {attrs.get('data-min')}..{attrs.get('data-max')} is not the "
+                           f"range over the seeds ({span and raw(span[0])}..{span and raw(span[1])})")
+    return out
+
+
+def _check_claims(rel: str, s: PageScan, m) -> list[str]:
+    """Re-evaluate the claims the page shows on each value the page shows: trust no verdict."""
+    from .criteria import holds
+
+    out, failed = [], set()
+    for key in sorted(s.claims - set(m.claims)):
+        out.append(f"{rel}: claim {key!r} is not a claim of any experiment")
+    for attrs, _ in s.values:
+        key = attrs["data-key"]
+        try:
+            shown = json.loads(attrs.get("data-value") or "")
+        except ValueError:
+            out.append(f"{rel}: value {key}: data-value {attrs.get('data-value')!r} is not a number")
+            continue
+        name, _, vid = key.partition(".")
+        for claim in (m.claims[c] for c in sorted(s.claims & set(m.claims)) if c.startswith(name + ".")):
+            if vid not in claim.criterion or (claim.key, key) in failed:
+                continue
+            values = {k.split(".", 1)[1]: v for k, v in m.values.items() if k.startswith(name + ".")}
+            values[vid] = shown
+            try:
+                ok, why = holds(claim.criterion, claim.refuted, values), claim.criterion
+            except Exception as exc:  # a value edited into something the criterion cannot read
+                ok, why = False, f"{type(exc).__name__}: {exc}"
+            if not ok:
+                failed.add((claim.key, key))
+                out.append(f"{rel}: claim {claim.key} does not hold for {key} = {attrs.get('data-value')} as shown "
+                           f"on this page ({why})")
+    for attrs, _ in s.rows:
+        claim = m.claims.get(attrs["data-claim"])
+        if claim is None:
+            continue
+        if (attrs.get("data-seeds"), attrs.get("data-held")) != (str(claim.seeds), str(claim.held)):
+            out.append(f"{rel}: claim {claim.key}: the summary says held on {attrs.get('data-held')} of "
+                       f"{attrs.get('data-seeds')} seeds; the experiments say {claim.held} of {claim.seeds}")
+        elif claim.held < claim.required:
+            out.append(f"{rel}: claim {claim.key} held on {claim.held} of {claim.seeds} seeds, fewer than required")
     return out
 
 
@@ -217,7 +307,7 @@ def _check_parity(manifest: dict, scans: dict) -> list[str]:
                 diff = next((f"{x!r} vs {y!r}" for x, y in zip(a.headings, b.headings, strict=False) if x != y),
                             f"{len(a.headings)} vs {len(b.headings)} headings")
                 out.append(f"{where}: heading ids differ ({diff})")
-            ka, kb = {v[0] for v in a.values}, {v[0] for v in b.values}
+            ka, kb = {v[0]["data-key"] for v in a.values}, {v[0]["data-key"] for v in b.values}
             if ka != kb:
                 out.append(f"{where}: value keys differ ({', '.join(sorted(ka ^ kb))})")
             if a.figures != b.figures:

@@ -1,14 +1,19 @@
-"""Claims: stop the build on a failed one; index values and claims for the pages.
+"""Claims: re-evaluate every criterion on every seed, stop the build on a claim that does not hold,
+and index values, claims and their spread over the seeds for the pages.
 
-The experiments evaluate their own criteria (so a standalone run prints the same
-PASS/FAIL); this stage refuses to publish unless every claim passed, and keeps
-each claim's provenance beside its values.
+The experiments evaluate their own criteria (so that a standalone run prints PASS/FAIL); the
+build evaluates them again from the reported values and trusts only its own verdict.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from . import criteria
 from .errors import BuildError
 from .experiments import Report
 
@@ -21,35 +26,54 @@ class Claim:
     shows: list  # full value keys
     refuted: bool
     note: dict
-    passed: bool
     experiment: str  # "experiments/multires.py"
-    seed: int
+    seed: int  # the course seed: the pages show its numbers
     params: dict
     source_lines: list
     versions: dict
+    line: int | None = None  # where the Claim is written in the experiment file
+    holds_on: float = 1.0  # the share of the seeds on which it must hold
+    seeds: int = 1  # seeds it ran on
+    held: int = 1  # seeds on which it held
+    failed_seeds: list = field(default_factory=list)
+
+    @property
+    def required(self) -> int:
+        return required(self.holds_on, self.seeds)
+
+    @property
+    def passed(self) -> bool:
+        return self.held >= self.required
+
+
+def required(share: float, seeds: int) -> int:
+    return max(1, math.ceil(share * seeds - 1e-9))
 
 
 @dataclass
 class Measurements:
-    values: dict = field(default_factory=dict)  # full key -> value
+    values: dict = field(default_factory=dict)  # full key -> value (the course seed's)
     claims: dict = field(default_factory=dict)  # full key -> Claim
     claim_of_value: dict = field(default_factory=dict)  # value key -> claim key
+    bounds: dict = field(default_factory=dict)  # value key -> (op, limit): shown as a bound
+    ranges: dict = field(default_factory=dict)  # scalar value key -> (min, max) over the seeds
+    seeds: list = field(default_factory=list)
     reports: list = field(default_factory=list)
 
     def value(self, key: str):
         try:
             return self.values[key]
         except KeyError:
-            raise BuildError(f"unknown value key {key!r}{_suggest(key, self.values)}") from None
+            raise BuildError(f"unknown value key {key!r}{suggest(key, self.values)}") from None
 
     def claim(self, key: str) -> Claim:
         try:
             return self.claims[key]
         except KeyError:
-            raise BuildError(f"unknown claim {key!r}{_suggest(key, self.claims)}") from None
+            raise BuildError(f"unknown claim {key!r}{suggest(key, self.claims)}") from None
 
 
-def _suggest(key: str, known) -> str:
+def suggest(key: str, known) -> str:
     import difflib
 
     close = difflib.get_close_matches(key, list(known), n=1)
@@ -62,27 +86,59 @@ def _shown(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def collect(reports: list[Report]) -> Measurements:
-    """Index every value and claim; raise on the first claim that failed."""
-    m = Measurements(reports=reports)
+class Verdicts:
+    """Verdicts already reached, by (report digest, criterion): a rebuild need not import numpy to
+    re-evaluate `np.` criteria on values it has judged before. A changed value changes the digest."""
+
+    def __init__(self, path: Path | None = None):
+        self.path, self.seen, self.used = path, {}, {}
+        if path is not None:
+            try:
+                self.seen = json.loads(path.read_text("utf-8"))
+            except (OSError, ValueError):
+                self.seen = {}
+            if not isinstance(self.seen, dict):
+                self.seen = {}
+
+    def holds(self, digest: str, criterion: str, refuted: bool, values: dict) -> bool:
+        key = hashlib.sha256(f"{digest}\0{refuted}\0{criterion}".encode()).hexdigest()[:24]
+        verdict = self.seen.get(key)
+        if not isinstance(verdict, bool):
+            verdict = criteria.holds(criterion, refuted, values)
+        self.used[key] = verdict
+        return verdict
+
+    def save(self) -> None:
+        if self.path is None or self.used == self.seen:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.used, sort_keys=True), "utf-8")
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurements:
+    """Index every value and claim; raise on the first claim that does not hold."""
+    verdicts = verdicts or Verdicts()
+    m = Measurements(reports=reports, seeds=list(reports[0].seeds) if reports else [])
     for report in reports:
-        data, name = report.data, report.name
+        name, data = report.name, report.data
         for vid, value in data["values"].items():
             m.values[f"{name}.{vid}"] = value
+        for vid, (op, limit) in data.get("bounds", {}).items():
+            m.bounds[f"{name}.{vid}"] = (op, limit)
+        _spread(m, report)
         passed = 0
         for c in data["claims"]:
             claim = Claim(
                 key=f"{name}.{c['id']}", criterion=c["criterion"], text=c["text"],
                 shows=[f"{name}.{v}" for v in c["shows"]], refuted=c["refuted"], note=c.get("note") or {},
-                passed=c["passed"], experiment=str(report.path), seed=data["seed"], params=data["params"],
-                source_lines=data["source_lines"], versions=data["versions"],
+                experiment=str(report.path), seed=data["seed"], params=data["params"],
+                source_lines=data["source_lines"], versions=data["versions"], line=c.get("line"),
+                holds_on=float(c.get("holds_on", 1.0)), seeds=len(report.seeds),
             )
-            if not claim.passed:
-                measured = ", ".join(f"{k} = {_shown(m.values.get(k))}" for k in claim.shows) or "see the values"
-                verb = "the refuted criterion now holds" if claim.refuted else "criterion failed"
-                raise BuildError(
-                    f"claim {claim.key} failed: {verb}: {claim.criterion}; measured {measured} (seed {claim.seed})",
-                    report.path)
+            _judge(claim, c, report, verdicts)
             passed += 1
             m.claims[claim.key] = claim
             for vkey in claim.shows:
@@ -90,3 +146,54 @@ def collect(reports: list[Report]) -> Measurements:
         m.values[f"{name}.claims.passed"] = passed
         m.values[f"{name}.claims.total"] = len(data["claims"])
     return m
+
+
+def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
+    """Evaluate the claim on every seed's values; raise unless it holds where it must."""
+    failed = []
+    for seed in report.seeds:
+        run = report.runs[seed]
+        mine = next((x for x in run["claims"] if x["id"] == c["id"]), None)
+        try:
+            held = verdicts.holds(report.digests[seed], claim.criterion, claim.refuted, run["values"])
+        except Exception as exc:  # the criterion is the course's code: any error is its error
+            raise BuildError(f"claim {claim.key}: criterion {claim.criterion!r} cannot be evaluated on seed {seed}: "
+                             f"{type(exc).__name__}: {exc}", report.path, claim.line) from None
+        if mine is None or bool(mine.get("passed")) != held:
+            raise BuildError(f"claim {claim.key}: on seed {seed} the experiment's report says "
+                             f"{'passed' if mine and mine.get('passed') else 'failed'}, but its criterion evaluates "
+                             f"the other way on the reported values (an edited cache? python build.py --force "
+                             f"runs the experiments again)", report.path, claim.line)
+        if not held:
+            failed.append(seed)
+    claim.held, claim.failed_seeds = len(report.seeds) - len(failed), failed
+    if report.seeds[0] in failed:
+        values = report.data["values"]
+        measured = ", ".join(f"{k} = {_shown(values.get(k.split('.', 1)[1]))}" for k in claim.shows) or "see the values"
+        verb = "the refuted criterion now holds" if claim.refuted else "criterion failed"
+        hint = "" if claim.refuted else " (if the data rejects the statement, keep it on record with refuted=True)"
+        raise BuildError(f"claim {claim.key} failed on seed {claim.seed}, the seed the pages show: {verb}: "
+                         f"{claim.criterion}; measured {measured}{hint}", report.path, claim.line)
+    if not claim.passed:
+        shown = ", ".join(map(str, failed[:8])) + (" …" if len(failed) > 8 else "")
+        must = "all" if claim.holds_on >= 1 else f"at least {claim.required}"
+        raise BuildError(f"claim {claim.key} holds on {claim.held} of {claim.seeds} seeds (fails on seed(s) {shown}); "
+                         f"it must hold on {must} — or state holds_on=<share> with the reason in its note",
+                         report.path, claim.line)
+
+
+def _spread(m: Measurements, report: Report) -> None:
+    """Each scalar value's range over the seeds; a bound must hold on every seed."""
+    name = report.name
+    for vid, value in report.data["values"].items():
+        key = f"{name}.{vid}"
+        seen = [report.runs[s]["values"].get(vid) for s in report.seeds]
+        if key in m.bounds:
+            op, limit = m.bounds[key]
+            for seed, x in zip(report.seeds, seen, strict=True):
+                if not isinstance(x, (int, float)) or not (x < limit if op == "<" else x > limit):
+                    raise BuildError(f"value {key} = {x!r} on seed {seed} is shown as {op} {limit:g}, which it is not",
+                                     report.path)
+            continue
+        if isinstance(value, (int, float)) and all(isinstance(x, (int, float)) for x in seen):
+            m.ranges[key] = (min(seen), max(seen))

@@ -12,8 +12,8 @@ from .errors import BuildError
 
 LANG_TAGS = {"zh": "zh-CN", "en": "en"}  # the lang attribute of each language's pages
 PAGE_KEYS = {"title", "description", "translated_from"}
-SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "experiments", "pages",
-             "base_url"}
+SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "seeds", "experiments",
+             "experiment_timeout", "pages", "base_url"}
 
 
 @dataclass
@@ -121,7 +121,15 @@ def load_config(root: Path) -> dict:
         raise BuildError(f"languages must be two of {', '.join(LANG_TAGS)}; got {config['languages']}", shown)
     config.setdefault("source_language", config["languages"][0])
     config.setdefault("seed", 0)
+    config.setdefault("seeds", 20)
+    config.setdefault("experiment_timeout", 120)
     config.setdefault("experiments", [])
+    for key, low in (("seed", 0), ("seeds", 1)):
+        if not isinstance(config[key], int) or isinstance(config[key], bool) or config[key] < low:
+            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {config[key]!r}", shown)
+    timeout = config["experiment_timeout"]
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
+        raise BuildError(f"experiment_timeout: expected seconds (a number > 0), got {timeout!r}", shown)
     if "base_url" in config:
         # Where the site is published: sitemap.xml and link previews need absolute addresses.
         config["base_url"] = config["base_url"].rstrip("/") + "/"

@@ -1,8 +1,14 @@
-"""Run the experiments, each in its own process, in parallel, with a cache.
+"""Run the experiments over a set of seeds, in parallel, each run in a process of its own, with a cache.
 
-A cache entry is keyed by the experiment's source and the local modules it
-imports, the seed, and the Python/numpy versions; a hit reads one JSON file and
-imports nothing heavy.
+A run is one experiment on one seed. Its cache entry is keyed by the experiment's code
+(its file and the sibling modules it imports), the seed, the Python and numpy versions
+and the environment variables that choose numpy's and the BLAS's kernels. An entry records
+the SHA-256 of its report: one that does not match, or cannot be read, is a miss and the
+experiment runs again. A hit reads one JSON file and imports nothing heavy.
+
+The runs go to a concurrent.futures executor (see executors.py) as jobs: an experiment and
+some seeds, with a copy of its code, so that a Dask worker needs nothing but Python and
+numpy. A job kills the whole process group of a run that passes the time limit.
 """
 
 from __future__ import annotations
@@ -12,21 +18,52 @@ import json
 import os
 import platform
 import re
+import shutil
+import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import BuildError
-from .versions import package_version
+from .versions import numeric_env, package_version
+
+RUNNER = Path(__file__).with_name("runner.py")
+# Runs go in parallel, one process per core: a BLAS that also spreads over every core would
+# oversubscribe them (OpenBLAS threads spin; a 20-seed sweep took 9 minutes instead of 15 s).
+_ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 @dataclass
 class Report:
+    """One experiment over the seed set: the course seed's report (`data`) and every seed's."""
+
     name: str
-    path: Path  # the experiment file, relative to the project root
-    data: dict  # what `--report` printed: values, claims, params, provenance
-    cached: bool
+    path: Path  # the experiment file, relative to the course root
+    seeds: list  # seeds[0] is the course seed: the pages show its numbers
+    runs: dict  # seed -> report
+    digests: dict  # seed -> SHA-256 of the report
+    ran: int = 0  # runs made by this build (the rest came from the cache)
+    code_hash: str = ""
+
+    @property
+    def data(self) -> dict:
+        return self.runs[self.seeds[0]]
+
+
+@dataclass
+class Job:
+    """What a worker needs to run an experiment: its code, the seeds, the time limit."""
+
+    name: str
+    entry: str  # the experiment file's name inside `sources`
+    sources: dict  # file name -> text: the experiment, the modules it imports, the runner
+    seeds: list
+    timeout: float
+    env: dict = field(default_factory=dict)
 
 
 # `import a, b` and `from a import x` at the start of a line (regex, not ast: it runs on every build).
@@ -50,10 +87,6 @@ def local_sources(path: Path) -> list[Path]:
     return sorted(seen)
 
 
-def _versions() -> str:
-    return f"python={platform.python_version()} numpy={package_version('numpy')}"
-
-
 def code_hash(path: Path) -> str:
     """The experiment's code: its file and the sibling modules it imports (shown as provenance)."""
     h = hashlib.sha256()
@@ -63,69 +96,203 @@ def code_hash(path: Path) -> str:
 
 
 def cache_key(code: str, seed: int) -> str:
-    return hashlib.sha256(f"{code} seed={seed} {_versions()}".encode()).hexdigest()[:20]
+    identity = (f"{code} seed={seed} python={platform.python_version()} numpy={package_version('numpy')} "
+                f"runner={hashlib.sha256(RUNNER.read_bytes()).hexdigest()[:12]} {json.dumps(numeric_env())}")
+    return hashlib.sha256(identity.encode()).hexdigest()[:20]
 
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+def report_digest(report: dict) -> str:
+    return hashlib.sha256(json.dumps(report, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _failure(path: Path, root: Path, stderr: str) -> BuildError:
-    """One line from a traceback: the last frame in the experiment's own file."""
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    last = lines[-1].strip() if lines else "no output"
-    line = None
-    for file, num in _FRAME.findall(stderr):
-        if Path(file).resolve() == path.resolve():
-            line = int(num)
-    return BuildError(f"experiment failed: {last}", path.relative_to(root), line)
+# -- the cache: one entry per experiment and seed --------------------------------------------
+
+def _entry(cache_dir: Path, name: str, seed: int) -> Path:
+    return cache_dir / name / f"seed-{seed}.json"
 
 
-def _run(root: Path, path: Path, seed: int) -> dict:
-    proc = subprocess.run(
-        [sys.executable, str(path), "--seed", str(seed), "--report"],
-        cwd=root, capture_output=True, text=True,
-        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-    )
+def load_cached(cache_dir: Path, name: str, seed: int, key: str, warn) -> tuple[dict, str] | None:
+    """The cached report and its digest, if the entry is for this key and intact."""
+    path = _entry(cache_dir, name, seed)
     try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise _failure(path, root, proc.stderr or proc.stdout) from None
+        entry = json.loads(path.read_text("utf-8"))
+        if entry.get("key") != key:
+            return None
+        report, recorded = entry["report"], entry["sha256"]
+        if not isinstance(report, dict):
+            raise TypeError("report is not a mapping")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        warn(f"warning: {path}: unreadable cache entry ({type(exc).__name__}); running {name} again")
+        return None
+    digest = report_digest(report)
+    if digest != recorded:
+        warn(f"warning: {path}: the report does not match its recorded hash; running {name} (seed {seed}) again")
+        return None
+    return report, digest
 
 
-def run_all(root: Path, names: list[str], seed: int, cache_dir: Path, force: bool = False,
-            progress=lambda msg: None) -> list[Report]:
-    """Every experiment's report, from the cache where its inputs are unchanged."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    jobs = []
+def store(cache_dir: Path, name: str, seed: int, key: str, report: dict, warn) -> str:
+    digest = report_digest(report)
+    path = _entry(cache_dir, name, seed)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({"key": key, "sha256": digest, "report": report}, ensure_ascii=False,
+                                  sort_keys=True), "utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        warn(f"warning: cannot write the experiment cache ({exc.strerror}: {path}); results are not kept")
+    return digest
+
+
+# -- one job, on whatever machine runs it -----------------------------------------------------
+
+def run_job(job: Job) -> dict:
+    """Run the job's seeds in a fresh process group; {"reports": [...], "failure": {...} or None, "log": str}.
+
+    Standard library only, and self-contained: it runs on a Dask worker as well as here.
+    """
+    work = Path(tempfile.mkdtemp(prefix=f"lessonkit-{job.name}-"))
+    try:
+        for name, text in job.sources.items():
+            (work / name).write_text(text, "utf-8")
+        reports_file, log_file = work / "reports.jsonl", work / "log.txt"
+        reports_file.touch()
+        env = {**_ONE_THREAD, **os.environ, **job.env, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONIOENCODING": "utf-8"}
+        with open(log_file, "wb") as log:
+            proc = subprocess.Popen([sys.executable, str(work / "runner.py"), str(work / job.entry),
+                                     str(reports_file), *map(str, job.seeds)],
+                                    cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                    start_new_session=True)
+            timed_out, size, deadline = False, 0, time.monotonic() + job.timeout
+            while True:
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                grown = reports_file.stat().st_size
+                if grown != size:  # a seed finished: the next one gets the whole time limit
+                    size, deadline = grown, time.monotonic() + job.timeout
+                elif time.monotonic() > deadline:
+                    timed_out = True
+                    break
+            # Whatever it started dies with it: a child left running must not outlive the build.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+        reports, failure = [], None
+        for line in reports_file.read_text("utf-8", "replace").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                failure = {"message": "the experiment wrote into its report file", "line": None}
+                break
+            if "failure" in item:
+                failure = item["failure"]
+            elif "report" in item:
+                reports.append(item["report"])
+        done = {r.get("seed") for r in reports}
+        pending = next((s for s in job.seeds if s not in done), None)
+        if failure is None and timed_out:
+            failure = {"message": f"timed out: no result after {job.timeout:g} s (experiment_timeout)",
+                       "seed": pending, "timeout": True}
+        elif failure is None and pending is not None:
+            code = proc.returncode
+            if code < 0:
+                sig = signal.Signals(-code).name
+                why = " (out of memory?)" if sig == "SIGKILL" else ""
+                failure = {"message": f"killed by {sig}{why}", "seed": pending}
+            else:
+                failure = {"message": f"ended (exit status {code}) before reporting seed {pending}", "seed": pending}
+        log = log_file.read_text("utf-8", "replace")[-4000:]
+        return {"reports": reports, "failure": failure, "log": log}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# -- the sweep --------------------------------------------------------------------------------
+
+def _chunks(seeds: list, parts: int) -> list[list]:
+    parts = max(1, min(parts, len(seeds)))
+    return [seeds[i::parts] for i in range(parts)]
+
+
+def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
+            executor=None, timeout: float = 120.0, progress=lambda msg: None) -> list[Report]:
+    """Every experiment's reports over the seeds, from the cache where the inputs are unchanged.
+
+    `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is
+    only entered when something has to run. None: run here, one job after another.
+    """
+    experiments_dir = root / "experiments"
+    plans = []
     for name in names:
-        path = root / "experiments" / f"{name}.py"
+        path = experiments_dir / f"{name}.py"
         if not path.is_file():
             raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
                              "content/site.yaml")
         code = code_hash(path)
-        jobs.append((name, path, code, cache_dir / f"{name}-{cache_key(code, seed)}.json"))
+        report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code)
+        for seed in seeds:
+            hit = None if force else load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
+            if hit:
+                report.runs[seed], report.digests[seed] = hit
+        missing = [s for s in seeds if s not in report.runs]
+        plans.append((report, path, missing))
+    if any(missing for *_, missing in plans):
+        with executor() if executor else nullcontext((None, 1)) as (pool, workers):
+            _run_missing(plans, cache_dir, pool, workers, timeout, progress)
+    return [report for report, *_ in plans]
 
-    def one(job):
-        name, path, code, cached = job
-        progress(f"running experiments/{name}.py (seed {seed})")
-        data = _run(root, path, seed)
-        data["code_hash"] = code
-        if data.get("name") != name:
-            raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {name!r}",
-                             path.relative_to(root))
-        cached.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), "utf-8")
-        return Report(name, path.relative_to(root), data, False)
 
-    reports = {}
-    for name, path, _, cached in jobs:
-        if cached.is_file() and not force:
-            reports[name] = Report(name, path.relative_to(root), json.loads(cached.read_text("utf-8")), True)
-    misses = [job for job in jobs if job[0] not in reports]
-    if misses:
-        from concurrent.futures import ThreadPoolExecutor
+def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
+    jobs = []
+    for report, path, missing in plans:
+        if not missing:
+            continue
+        sources = {p.name: p.read_text("utf-8") for p in local_sources(path)}
+        sources["runner.py"] = RUNNER.read_text("utf-8")
+        shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
+        progress(f"running {report.path} ({shown})")
+        for chunk in _chunks(missing, workers):
+            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env())))
+    futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
+    for report, job, future in futures:
+        result = future.result() if future else run_job(job)
+        if result["failure"]:
+            for *_, other in futures:  # what has not started yet need not
+                if other is not None:
+                    other.cancel()
+        for data in result["reports"]:
+            if data.get("name") != report.name:
+                raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
+                                 report.path)
+            seed = data["seed"]
+            data["code_hash"] = report.code_hash
+            report.runs[seed] = data
+            report.digests[seed] = store(cache_dir, report.name, seed, cache_key(report.code_hash, seed), data,
+                                         progress)
+            report.ran += 1
+        if result["failure"]:
+            raise _failure(report, job, result)
 
-        # Each experiment runs in its own process; threads only wait for them.
-        with ThreadPoolExecutor(max_workers=len(misses)) as pool:
-            for report in pool.map(one, misses):
-                reports[report.name] = report
-    return [reports[name] for name in names]
+
+def _failure(report: Report, job: Job, result: dict) -> BuildError:
+    failure = result["failure"]
+    seed = failure.get("seed")
+    where = f" (seed {seed})" if seed is not None else ""
+    message = f"experiment {report.name} failed{where}: {failure['message']}"
+    if failure.get("timeout"):
+        message = f"experiment {report.name} timed out{where}: no result after {job.timeout:g} s " \
+                  f"(content/site.yaml: experiment_timeout)"
+    elif not failure.get("line"):
+        last = [ln for ln in result["log"].splitlines() if ln.strip()]
+        if last and failure["message"] not in last[-1]:
+            message += f"; last output: {last[-1].strip()[:200]}"
+    return BuildError(message, report.path, failure.get("line"))

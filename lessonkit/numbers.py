@@ -1,17 +1,32 @@
-"""Format measured values for prose: 1.1 × 10⁻⁷, never 1.1e-07."""
+"""Format measured values for prose: 1.1 × 10⁻⁷, never 1.1e-07.
+
+What a reader sees must not depend on which BLAS kernel or SIMD path computed the value:
+values at the level of floating-point error are shown as bounds ("below 10⁻¹²"), and a
+value that sits so close to a rounding boundary of its format that the last bits of the
+arithmetic could change its digits is refused (`fragile`).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 # How a list is joined in each language's prose.
 _LIST_SEP = {"zh": "、", "en": ", "}
+# e-notation as Python's format() writes it: 1.55431e-15, 2E+06.
+E_NOTATION = re.compile(r"(\d(?:\.\d*)?)[eE]([+-]?)(\d+)")
+# Relative changes this small are what another machine's kernels make of a value.
+MACHINE_NOISE = 1e-10
 
 
 class FormatError(ValueError):
     pass
+
+
+def _power(exponent: int) -> str:
+    return "10" + str(exponent).translate(_SUPERSCRIPT)
 
 
 def scientific(x: float, decimals: int) -> str:
@@ -22,7 +37,18 @@ def scientific(x: float, decimals: int) -> str:
     if abs(mantissa) >= 10:  # 9.96 rounded to one decimal is 10.0
         mantissa /= 10
         exponent += 1
-    return f"{mantissa:.{decimals}f} × 10{str(exponent).translate(_SUPERSCRIPT)}".replace("-", "−", 1)
+    return f"{mantissa:.{decimals}f} × {_power(exponent)}".replace("-", "−", 1)
+
+
+def _no_e_notation(text: str) -> str:
+    """1.55431e-15 -> 1.55431 × 10⁻¹⁵: prose never shows e-notation."""
+    def power(m):
+        exponent = int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
+        return f"{m.group(1)} × {_power(exponent)}"
+    return E_NOTATION.sub(power, text)
+
+
+_WIDER = {".2f": ".3f", ".3f": ".4f", ".4f": ".5f", ".5f": ".6f", "e.1": "e.2", "e.2": "e.3", "e.3": "e.4"}
 
 
 def default_spec(x) -> str:
@@ -33,24 +59,61 @@ def default_spec(x) -> str:
     return ".2f"
 
 
+# Wider than any number needs, narrower than a page should hold (a format is the author's input).
+_MAX_WIDTH = 40
+
+
 def format_number(x, spec: str | None = None) -> str:
-    spec = spec or default_spec(x)
+    if spec is None:
+        spec = default_spec(x)
+        # Without an author's format, take a digit more rather than one another machine could round the other way.
+        while fragile(x, spec) is not None and spec in _WIDER:
+            spec = _WIDER[spec]
     if spec.startswith("e."):
         try:
-            return scientific(float(x), int(spec[2:]))
+            decimals = int(spec[2:])
         except ValueError:
             raise FormatError(f"bad format {spec!r}: 'e.' takes a number of decimals, e.g. e.1") from None
+        if not 0 <= decimals <= 15:
+            raise FormatError(f"bad format {spec!r}: between e.0 and e.15 decimals")
+        return scientific(float(x), decimals)
+    sizes = [int(n) for n in re.findall(r"\d+", spec)]
+    if any(n > _MAX_WIDTH for n in sizes):
+        raise FormatError(f"bad format {spec!r}: widths and precisions above {_MAX_WIDTH} are refused")
     try:
         text = format(x, spec)
     except (ValueError, TypeError) as exc:
         raise FormatError(f"bad format {spec!r} for {x!r}: {exc}") from None
-    return text.replace("-", "−")  # a real minus sign
+    return _no_e_notation(text).replace("-", "−")  # a real minus sign
 
 
 def format_value(value, spec: str | None, lang: str) -> str:
     if isinstance(value, list):
-        return _LIST_SEP[lang].join(format_number(v, spec) for v in value)
+        return _LIST_SEP.get(lang, ", ").join(format_number(v, spec) for v in value)
     return format_number(value, spec)
+
+
+def format_bound(op: str, limit: float, words: dict) -> str:
+    """A bound as prose: "below 10⁻¹²" / "低于 10⁻¹²"; words holds the language's bound_below/bound_above."""
+    exponent = math.floor(math.log10(abs(limit)))
+    mantissa = limit / 10**exponent
+    power = _power(exponent) if math.isclose(mantissa, 1) else f"{mantissa:g} × {_power(exponent)}"
+    return words["bound_below" if op == "<" else "bound_above"].format(power.replace("-", "−", 1))
+
+
+def fragile(value, spec: str | None) -> float | None:
+    """A number of `value` whose shown digits could differ on another machine: it lies within
+    MACHINE_NOISE (relative) of a rounding boundary of the format. None when all are safe
+    (or when no format is given: the default widens itself)."""
+    if spec is None:
+        return None
+    for x in value if isinstance(value, list) else [value]:
+        if isinstance(x, int) or x == 0:
+            continue
+        low, high = x * (1 - MACHINE_NOISE), x * (1 + MACHINE_NOISE)
+        if format_number(low, spec) != format_number(high, spec):
+            return x
+    return None
 
 
 def raw(value) -> str:

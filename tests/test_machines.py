@@ -1,0 +1,91 @@
+"""Another machine shows the same numbers: builds of the real course with numpy's SIMD dispatch narrowed
+and with a multi-threaded BLAS must show every value, every range and every summary row exactly as the
+default build does.
+
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are never set here: some processors need the machine's own
+setting. Try other OpenBLAS kernels by hand with bench/kernels.py where they are unset.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import COURSE, ROOT, run_build
+
+from lessonkit.checks import visible_numbers
+
+
+def dispatch_targets() -> list[str]:
+    """numpy's SIMD dispatch targets that this CPU runs (X86_V3, AVX512_ICL, ASIMDDP …), lowest first."""
+    code = ("from numpy._core._multiarray_umath import __cpu_features__ as f, __cpu_dispatch__ as d;"
+            "print(' '.join(t for t in d if f.get(t)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def variants() -> dict[str, dict]:
+    """Other machines, as far as this one can play them: narrower SIMD dispatch, more BLAS threads."""
+    found = dispatch_targets()
+    threads = {"OPENBLAS_NUM_THREADS": str(max(2, os.cpu_count() or 1))}
+    out = {}
+    if found:
+        out["baseline SIMD only"] = {"NPY_DISABLE_CPU_FEATURES": " ".join(found)}
+        if len(found) > 1:
+            out[f"without {found[-1]}"] = {"NPY_DISABLE_CPU_FEATURES": found[-1]}
+        else:  # one dispatch target: the second narrowing also changes the BLAS threading
+            out["baseline SIMD, threaded BLAS"] = {"NPY_DISABLE_CPU_FEATURES": " ".join(found), **threads}
+    out["threaded BLAS"] = threads
+    return out
+
+
+def test_variants_narrow_numpy_in_two_ways():
+    found = dispatch_targets()
+    assert found, "numpy reports no SIMD dispatch target on this CPU: nothing to narrow"
+    narrowed = [v for v in variants().values() if "NPY_DISABLE_CPU_FEATURES" in v]
+    assert len({tuple(sorted(v.items())) for v in narrowed}) >= 2
+    for env in narrowed:  # numpy really runs narrowed: the disabled targets report as off
+        code = ("from numpy._core._multiarray_umath import __cpu_features__ as f;"
+                f"print(all(not f[t] for t in {env['NPY_DISABLE_CPU_FEATURES'].split()!r}))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, **env})
+        assert out.stdout.strip() == "True", env
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """A copy of the course with an empty cache: each variant runs every experiment itself."""
+    root = tmp_path / "course"
+    for name in COURSE:
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+@pytest.mark.parametrize("name", list(variants()))
+def test_every_shown_number_is_the_same_on_another_machine(name, site, scratch, tmp_path):
+    env = variants()[name]
+    out = tmp_path / "site"
+    # A threaded BLAS runs one experiment at a time: its threads would fight parallel runs for the cores.
+    jobs = ["--jobs", "1"] if "OPENBLAS_NUM_THREADS" in env else []
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(scratch), "--out", str(out),
+                             "--no-search", "-q", *jobs], capture_output=True, text=True, env={**os.environ, **env})
+    assert result.returncode == 0, result.stderr
+    here, there = visible_numbers(site), visible_numbers(out)
+    assert here.keys() == there.keys()
+    differ = [f"{k}: {here[k]!r} here, {there[k]!r} with {env}" for k in here if here[k] != there[k]]
+    assert not differ, "\n".join(differ[:10])
+    assert len(here) > 300  # every value of every page was compared
+
+
+def test_the_cache_tells_machines_apart(course):
+    """A run under another kernel selection is not served from the default run's cache entry."""
+    first = run_build("--no-search", "--out", course / "a", root=course)
+    assert first.returncode == 0, first.stderr
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(dispatch_targets())}
+    again = subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(course), "--no-search",
+                            "--seeds", "2", "--out", str(course / "b")], capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "10 experiment run(s)" in again.stdout

@@ -1,0 +1,238 @@
+"""Seed sweeps: every claim is judged on every seed, by the build, from values it does not take on trust."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import TINY_EXPERIMENT, TINY_PAGES, make_course, run_build
+
+
+def build(root, *args):
+    return run_build("--no-search", "--out", root / "site", *args, root=root)
+
+
+def one_line_error(result) -> str:
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def standalone(root, seed: int) -> dict:
+    """The experiment's values for a seed, from the script itself."""
+    out = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py"), "--seed", str(seed), "--json"],
+                         capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(out.stdout)
+
+
+def rows(html: str) -> dict:
+    return {key: (int(seeds), int(held)) for key, seeds, held in
+            re.findall(r'data-claim="([^"]+)" data-passed="true" data-seeds="(\d+)" data-held="(\d+)"', html)}
+
+
+def showing_even(root_name, tmp_path, source):
+    pages = {lang: text + "\n{claim}`tiny.even`\n" for lang, text in TINY_PAGES.items()}
+    return make_course(tmp_path / root_name, experiment=source, pages=pages)
+
+
+def with_claim(criterion: str, extra: str = "") -> str:
+    claim = (f'    Claim(id="even", criterion="{criterion}", text={{"zh": "偶数", "en": "even"}}, '
+             f'shows=("odd",){extra}),\n]')
+    return TINY_EXPERIMENT.replace("\n]\n", "\n" + claim + "\n", 1)
+
+
+def test_a_claim_must_hold_on_every_seed(tmp_path):
+    root = make_course(tmp_path / "c", experiment=with_claim("odd == 0"))
+    error = one_line_error(build(root, "--seeds", "4"))
+    line = with_claim("odd == 0").splitlines().index(next(ln for ln in with_claim("odd == 0").splitlines()
+                                                         if 'id="even"' in ln)) + 1
+    assert error.startswith(f"error: experiments/tiny.py:{line}: claim tiny.even holds on 2 of 4 seeds "
+                            "(fails on seed(s) 1, 3)"), error
+    assert "holds_on" in error
+
+
+def test_a_claim_may_state_a_lower_share_and_the_summary_says_how_many_held(tmp_path):
+    source = with_claim("odd == 0", ', holds_on=0.5, note={"zh": "奇数种子不成立", "en": "odd seeds fail"}')
+    root = showing_even("c", tmp_path, source)
+    result = build(root, "--seeds", "4")
+    assert result.returncode == 0, result.stderr
+    html = (root / "site/en/page.html").read_text("utf-8")
+    assert rows(html) == {"tiny.spread": (4, 4), "tiny.mean": (4, 4), "tiny.even": (4, 2)}
+    assert "held on 2 of 4 seeds (required: 2)" in html
+    # The course seed must hold whatever the share: its numbers are the ones on the page.
+    error = one_line_error(build(root, "--seeds", "4", "--seed", "1"))
+    assert "claim tiny.even failed on seed 1, the seed the pages show" in error
+
+
+def test_seeds_come_from_site_yaml_and_the_command_line(tmp_path):
+    root = make_course(tmp_path / "c", config="seeds: 3\n")
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert "held on 3 seed(s), 3 experiment run(s)" in result.stdout
+    assert json.loads((root / "site/lessonkit.json").read_text())["seeds"] == [0, 1, 2]
+    result = build(root, "--seeds", "5", "--seed", "2")
+    assert "5 seed(s), 4 experiment run(s)" in result.stdout, result.stdout  # seeds 2..6: seed 2 is cached
+    assert json.loads((root / "site/lessonkit.json").read_text())["seeds"] == [2, 3, 4, 5, 6]
+    result = build(root, "--seeds", "3")
+    assert "0 experiment run(s)" in result.stdout  # seeds 0..2 again: all cached
+
+
+def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
+    result = build(tiny, "--seeds", "5")
+    assert result.returncode == 0, result.stderr
+    html = (tiny / "site/en/page.html").read_text("utf-8")
+    means = [standalone(tiny, seed)["tiny.mean"] for seed in range(5)]
+    row = re.search(r'data-key="tiny.mean" data-value="([^"]+)" data-min="([^"]+)" data-max="([^"]+)"', html)
+    assert row, "the summary's value carries its range"
+    assert json.loads(row.group(1)) == means[0]
+    assert (json.loads(row.group(2)), json.loads(row.group(3))) == (min(means), max(means))
+    shown = f"{min(means):.2f} – {max(means):.2f} over 5 seeds".replace("-", "−")
+    assert shown in html
+    assert "the same on all 5 seeds" in html  # tiny.n does not vary
+
+
+def test_noise_is_shown_as_a_bound_and_the_bound_is_checked(tiny):
+    result = build(tiny, "--seeds", "2")
+    assert result.returncode == 0, result.stderr
+    zh, en = ((tiny / f"site/{lang}/page.html").read_text("utf-8") for lang in ("zh", "en"))
+    assert re.search(r'data-key="tiny.noise" data-value="[^"]+" data-bound="&lt;1e-09"[^>]*><span class="num">below '
+                     r'10⁻⁹</span>', en), en
+    assert '<span class="num">低于 10⁻⁹</span>' in zh
+    assert "machine-dependent" in en
+    broken = make_course(tiny.parent / "broken", experiment=TINY_EXPERIMENT.replace("1e-9)", "-1.0)"))
+    error = one_line_error(build(broken, "--seeds", "2"))
+    assert "experiments/tiny.py" in error and "'noise'" in error and "which it is not" in error
+
+
+def test_runs_go_to_several_processes_at_once(tiny):
+    result = build(tiny, "--seeds", "4", "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    pids = {json.loads((tiny / ".cache/experiments/tiny" / f"seed-{s}.json").read_text())["report"]["values"]["pid"]
+            for s in range(4)}
+    assert len(pids) == 2
+
+
+# -- the cache proves itself, and the check trusts no verdict ----------------------------------------
+
+def cached_entry(root, seed=0):
+    return root / ".cache/experiments/tiny" / f"seed-{seed}.json"
+
+
+def edit_cached_mean(root, value, rehash: bool):
+    path = cached_entry(root)
+    entry = json.loads(path.read_text())
+    entry["report"]["values"]["mean"] = value
+    if rehash:
+        entry["sha256"] = hashlib.sha256(json.dumps(entry["report"], sort_keys=True, ensure_ascii=False)
+                                         .encode()).hexdigest()
+    path.write_text(json.dumps(entry))
+
+
+def force_rebuild(root):
+    (root / ".cache/build-stamp.json").unlink(missing_ok=True)
+
+
+def test_an_edited_cache_entry_is_run_again(tiny):
+    assert build(tiny, "--seeds", "2").returncode == 0
+    good = standalone(tiny, 0)["tiny.mean"]
+    edit_cached_mean(tiny, 5.0, rehash=False)
+    force_rebuild(tiny)
+    result = build(tiny, "--seeds", "2")
+    assert result.returncode == 0, result.stderr
+    assert "does not match its recorded hash" in result.stdout and "1 experiment run(s)" in result.stdout
+    html = (tiny / "site/en/page.html").read_text("utf-8")
+    assert f'data-key="tiny.mean" data-value="{good!r}"' in html
+
+
+def test_an_edited_and_rehashed_entry_never_publishes_a_tick(tiny):
+    assert build(tiny, "--seeds", "2").returncode == 0
+    before = {p: p.read_bytes() for p in (tiny / "site").rglob("*") if p.is_file()}
+    edit_cached_mean(tiny, 5.0, rehash=True)  # breaks "abs(mean) < 0.6" while the report still says passed
+    force_rebuild(tiny)
+    error = one_line_error(build(tiny, "--seeds", "2"))
+    assert "claim tiny.mean" in error and "--force" in error
+    assert {p: p.read_bytes() for p in (tiny / "site").rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"{}", b"[1, 2]", b"\xff\xfe", b'{"key": 1}'])
+def test_an_unreadable_cache_entry_is_a_miss(tiny, garbage):
+    assert build(tiny, "--seeds", "2").returncode == 0
+    cached_entry(tiny).write_bytes(garbage)
+    force_rebuild(tiny)
+    result = build(tiny, "--seeds", "2")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "1 experiment run(s)" in result.stdout
+
+
+def test_check_re_evaluates_claims_on_the_values_the_page_shows(tiny):
+    assert build(tiny, "--seeds", "2").returncode == 0
+    check = run_build("--check-only", "--out", tiny / "site", root=tiny)
+    assert check.returncode == 0, check.stdout + check.stderr
+    page = tiny / "site/en/page.html"
+    html = page.read_text("utf-8")
+    page.write_text(re.sub(r'(data-key="tiny.mean" data-value=")[^"]+"', r'\g<1>5.0"', html, count=1), "utf-8")
+    check = run_build("--check-only", "--out", tiny / "site", root=tiny)
+    assert check.returncode == 1
+    assert "en/page.html: claim tiny.mean does not hold for tiny.mean = 5.0 as shown on this page" in check.stderr
+
+
+# -- where runs execute ------------------------------------------------------------------------------
+
+def test_a_dask_cluster_gives_the_same_values(tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra is part of the test requirements")
+    local, dask = (make_course(tmp_path / name) for name in ("local", "dask"))
+    assert build(local, "--seeds", "3").returncode == 0
+    result = build(dask, "--seeds", "3", "--executor", "dask:local", "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    assert "3 experiment run(s)" in result.stdout
+
+    def values(root):
+        return re.findall(r'data-key="([^"]+)" data-value="([^"]+)"', (root / "site/en/page.html").read_text())
+
+    assert values(dask) == values(local) and values(local)
+
+
+def test_an_unknown_executor_is_a_one_line_error(tiny):
+    assert "expected local, dask:local or dask:ADDRESS" in one_line_error(build(tiny, "--executor", "spark"))
+
+
+def test_a_hung_experiment_is_stopped_at_its_time_limit(tmp_path):
+    hang = TINY_EXPERIMENT.replace("    rng = np.random.default_rng(seed)\n",
+                                   "    rng = np.random.default_rng(seed)\n    import time; time.sleep(600)\n")
+    root = make_course(tmp_path / "c", experiment=hang, config="experiment_timeout: 2\n")
+    error = one_line_error(build(root, "--seeds", "1"))  # (were the limit not kept, this would hang)
+    assert error.startswith("error: experiments/tiny.py: experiment tiny timed out (seed 0): no result after 2 s")
+
+
+def test_a_child_left_running_neither_blocks_the_build_nor_outlives_it(tmp_path):
+    marker = tmp_path / "child-alive"
+    spawn = TINY_EXPERIMENT.replace(
+        "    rng = np.random.default_rng(seed)\n",
+        "    import subprocess\n"
+        f"    subprocess.Popen(['sh', '-c', 'sleep 3; touch {marker}'])\n"
+        "    rng = np.random.default_rng(seed)\n")
+    root = make_course(tmp_path / "c", experiment=spawn)
+    result = build(root, "--seeds", "1")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists(), "the build did not wait for the child"
+    time.sleep(4)
+    assert not marker.exists(), "the experiment's child process was killed with it"
+
+
+def test_a_value_at_rounding_level_shown_plainly_gets_a_warning(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "gap": float(abs(1 - (0.1 + 0.2) / 0.3)),')
+    pages = {lang: text + "\n{val}`tiny.gap`\n" for lang, text in TINY_PAGES.items()}
+    root = make_course(tmp_path / "c", experiment=source, pages=pages)
+    result = build(root, "--seeds", "1")
+    assert result.returncode == 0, result.stderr
+    line = len(pages["zh"].splitlines())
+    gap = abs(1 - (0.1 + 0.2) / 0.3)
+    assert (f"warning: content/zh/page.md:{line}: value tiny.gap = {gap!r} is at the level of "
+            "floating-point error") in result.stdout
+    assert "harness.below" in result.stdout

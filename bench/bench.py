@@ -296,7 +296,7 @@ def run_build(root: Path, out: Path, quiet: bool = True, extra=()) -> tuple[floa
     return wall, proc.stdout
 
 
-_SECONDS = re.compile(r"experiment\(s\) run, ([\d.]+) s")
+_SECONDS = re.compile(r"^built .*, ([\d.]+) s$", re.M)
 
 
 def inner_seconds(stdout: str) -> float | None:
@@ -439,6 +439,12 @@ def bench_real(runs: int, tmp: Path, log) -> dict:
         run_build(root, out)
     html = len(list(out.rglob("*.html")))
     log(f"  real site ({origin}): {html} HTML files")
+    # Cold builds: every experiment over the course's seeds (20), on all cores and one at a time.
+    cold = {"all": [], "serial": []}
+    for _ in range(max(1, runs // 2)):
+        for mode, extra in (("all", ()), ("serial", ("--jobs", "1"))):
+            wipe(root, out)
+            cold[mode].append(run_build(root, out, extra=extra)[0])
     noop = [run_build(root, out)[0] for _ in range(runs)]
     page = first_source_page(root)
     edit = []
@@ -461,7 +467,7 @@ def bench_real(runs: int, tmp: Path, log) -> dict:
     for folder in (root, out, quick):
         shutil.rmtree(folder, ignore_errors=True)
     return {"origin": origin, "html": html, "page": str(page.relative_to(root)), "noop": noop, "page_edit": edit,
-            "page_edit_nosearch": edit_nosearch}
+            "page_edit_nosearch": edit_nosearch, "cold": cold}
 
 
 # -- report -----------------------------------------------------------------------
@@ -514,7 +520,12 @@ def report(ns, results, baseline, real, total):
         b = med(baseline)
         print()
         print(f"real site ({real['origin']}, {real['html']} HTML files; edited {real['page']}):")
-        print(f"  no-op rebuild     {ms(med(real['noop'])):>6} ms = {med(real['noop']) / b:.1f}x baseline")
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        print(f"  cold build, 20-seed sweep, all {cores} cores   {med(real['cold']['all']):6.2f} s "
+              f"(median of {len(real['cold']['all'])})")
+        print(f"  cold build, 20-seed sweep, --jobs 1  {med(real['cold']['serial']):6.2f} s "
+              f"({med(real['cold']['serial']) / med(real['cold']['all']):.2f}x the parallel build)")
+        print(f"  no-op rebuild     {ms(med(real['noop'])):>6} ms = {med(real['noop']) / b:.2f}x baseline")
         print(f"  one-page edit     {ms(med(real['page_edit'])):>6} ms = {med(real['page_edit']) / b:.1f}x baseline")
         print(f"  one-page edit, --no-search {ms(med(real['page_edit_nosearch'])):>6} ms = "
               f"{med(real['page_edit_nosearch']) / b:.1f}x baseline")

@@ -209,7 +209,7 @@ CLAIMS = [
     Claim(
         id="p3.increment_bounded",
         criterion="all(q <= 1 for q in p3.ratios)",
-        text={"zh": "首版判据：增量不超过流", "en": "first criterion: the increment never exceeds the stream"},
+        text={"zh": "增量不超过流", "en": "the increment never exceeds the stream"},
         shows=("p3.ratio_first",),
         refuted=True,
         note={"zh": "被数据否决，按实测修正为上一条；构建每次重新确认它仍被否决。",

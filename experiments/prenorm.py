@@ -227,8 +227,8 @@ CLAIMS = [
     Claim(
         id="pre.uniform",
         criterion="0.5 <= pre.first_last <= 2",
-        text={"zh": "首版判据：Pre-LN 各层梯度均匀（首末比在 [0.5, 2] 内）",
-              "en": "first criterion: Pre-LN's gradients are even across depth (first/last within [0.5, 2])"},
+        text={"zh": "Pre-LN 各层梯度均匀（首末比在 [0.5, 2] 内）",
+              "en": "Pre-LN's gradients are even across depth (first/last within [0.5, 2])"},
         shows=("pre.first_last",),
         refuted=True,
         note={"zh": "被数据否决：未缩放的残差分支让残差流逐层变大，Pre-LN 靠近输入的梯度随之变大；"
@@ -240,8 +240,8 @@ CLAIMS = [
     Claim(
         id="post.uneven",
         criterion="post.spread > 2 * pre.spread",
-        text={"zh": "首版判据：Post-LN 各层梯度的离散程度远大于 Pre-LN",
-              "en": "first criterion: Post-LN's gradients are far more uneven across depth than Pre-LN's"},
+        text={"zh": "Post-LN 各层梯度的离散程度远大于 Pre-LN",
+              "en": "Post-LN's gradients are far more uneven across depth than Pre-LN's"},
         shows=("post.spread",),
         refuted=True,
         note={"zh": "被数据否决：只有 MLP 子层时，更不均匀的是 Pre-LN。Xiong 等人图中 Post-LN 的深度分布"

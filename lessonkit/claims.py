@@ -36,6 +36,9 @@ class Claim:
     seeds: int = 1  # seeds it ran on
     held: int = 1  # seeds on which it held
     failed_seeds: list = field(default_factory=list)
+    # False only for a claim allowed to fail on some seeds (holds_on < 1) that fails on the course seed:
+    # the page's numbers are a counterexample, so they carry no tick for it.
+    on_course_seed: bool = True
 
     @property
     def required(self) -> int:
@@ -141,10 +144,14 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
             _judge(claim, c, report, verdicts)
             passed += 1
             m.claims[claim.key] = claim
-            for vkey in claim.shows:
+            for vkey in claim.shows if claim.on_course_seed else ():
                 m.claim_of_value.setdefault(vkey, claim.key)
+        # Counts a page can state honestly: claims that hold, and first criteria the data still refutes.
+        refuted = sum(1 for c in data["claims"] if c["refuted"])
         m.values[f"{name}.claims.passed"] = passed
         m.values[f"{name}.claims.total"] = len(data["claims"])
+        m.values[f"{name}.claims.held"] = len(data["claims"]) - refuted
+        m.values[f"{name}.claims.refuted"] = refuted
     return m
 
 
@@ -167,7 +174,8 @@ def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
         if not held:
             failed.append(seed)
     claim.held, claim.failed_seeds = len(report.seeds) - len(failed), failed
-    if report.seeds[0] in failed:
+    claim.on_course_seed = report.seeds[0] not in failed
+    if not claim.on_course_seed and claim.holds_on >= 1:
         values = report.data["values"]
         measured = ", ".join(f"{k} = {_shown(values.get(k.split('.', 1)[1]))}" for k in claim.shows) or "see the values"
         verb = "the refuted criterion now holds" if claim.refuted else "criterion failed"

@@ -211,3 +211,47 @@ def load_data(root: Path, name: str, default):
     if not isinstance(data, type(default)):
         raise BuildError(f"expected a YAML {type(default).__name__}", shown, 1)
     return data
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    """The line where a top-level `key:` (or list item `- id: key`) is written, for error messages."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip().removeprefix("- ")
+        if stripped.startswith((f"{key}:", f"id: {key}", f'id: "{key}"')):
+            return number
+    return None
+
+
+def safe_url(url) -> bool:
+    """Only web addresses and relative links leave a data file: never javascript:, data: …"""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str) or any(ord(c) < 32 for c in url):
+        return False
+    scheme = urlsplit(url.strip()).scheme.lower()
+    return scheme in ("http", "https", "")
+
+
+def load_references(root: Path) -> dict:
+    """content/references.yaml: key -> {authors, year, title, venue, url}, checked field by field."""
+    refs = load_data(root, "references.yaml", {})
+    path = root / "content" / "references.yaml"
+    text = read_text(path, "content/references.yaml") if path.is_file() else ""
+    out = {}
+    for key, entry in refs.items():
+        where = ("content/references.yaml", _line_of_key(text, str(key)))
+        if not isinstance(entry, dict):
+            raise BuildError(f"reference {key!r}: expected authors, year, title (venue, url optional)", *where)
+        unknown = set(entry) - {"authors", "year", "title", "venue", "url", "note"}
+        if unknown:
+            raise BuildError(f"reference {key!r}: unknown field(s) {', '.join(sorted(map(str, unknown)))}", *where)
+        for field_ in ("authors", "year", "title"):
+            if not isinstance(entry.get(field_), (str, int)) or not str(entry[field_]).strip():
+                raise BuildError(f"reference {key!r} needs a {field_}", *where)
+        for field_ in ("venue", "url", "note"):
+            if field_ in entry and not isinstance(entry[field_], str):
+                raise BuildError(f"reference {key!r}: {field_} must be text", *where)
+        if not safe_url(entry.get("url", "")):
+            raise BuildError(f"reference {key!r}: url {entry['url']!r} is not an http(s) or relative address", *where)
+        out[str(key)] = {"venue": "", "url": "", "note": "", **{k: str(v) for k, v in entry.items()}}
+    return out

@@ -15,6 +15,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from .content import LANG_TAGS
 from .errors import BuildError
+from .mdplugins.bare import bare_plugin
 from .mdplugins.blocks import blocks_plugin
 from .mdplugins.headings import headings_plugin
 from .mdplugins.lines import lines_plugin
@@ -131,6 +132,7 @@ def parser() -> MarkdownIt:
     md.use(headings_plugin)
     md.use(blocks_plugin)
     md.use(links_plugin)
+    md.use(bare_plugin)
     md.use(footnote_plugin)
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)

@@ -25,6 +25,7 @@ class Collected:
     values: list = field(default_factory=list)  # value keys shown
     experiments: list = field(default_factory=list)  # experiment names shown
     warnings: list = field(default_factory=list)  # (line, message): said on every build, cached or not
+    unaccounted: list = field(default_factory=list)  # (line, number, excerpt): numbers in prose nothing backs
 
 
 COLLECTED = tuple(Collected.__dataclass_fields__)

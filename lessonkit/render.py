@@ -158,7 +158,8 @@ def page_html(env, root: Path, site: Site, page: Page, ctx, body: str, nav: dict
             site=site.config, page=page, lang=page.lang, s=ctx.strings, body=finish_body(env, root, body, ctx),
             toc=[h for h in ctx.toc if h["level"] in (2, 3)], root=ctx.root, nav=nav,
             alternates=[(p.lang, p.url) for p in site.pages if p.slug == page.slug],
-            audits=ctx.audits, stale=stale, build=build_info, audit_counts=_audit_counts(ctx.audits),
+            audits=ctx.audits, stale=stale, build=build_info, audit_counts=audit_counts(ctx.audits),
+            claims=ctx.measurements.claims,
         )
     except BuildError:
         raise
@@ -166,8 +167,10 @@ def page_html(env, root: Path, site: Site, page: Page, ctx, body: str, nav: dict
         raise template_error(exc, root) from None
 
 
-def _audit_counts(audits: list) -> dict:
-    counts = {"verified": 0, "cited": 0, "unverified": 0}
+def audit_counts(audits: list) -> dict:
+    from .mdplugins.spans import AUDITS
+
+    counts = dict.fromkeys(AUDITS, 0)
     for a in audits:
         counts[a["status"]] += 1
     return counts

@@ -41,8 +41,7 @@ def blocks_plugin(md: MarkdownIt) -> None:
                     return "</aside>\n"
                 title = _param(token)
                 label = escape(s[f"callout_{kind}"])
-                head = f"{label}：{escape(title)}" if title and ctx.lang == "zh" else (
-                    f"{label}: {escape(title)}" if title else label)
+                head = f"{label}{escape(s['label_sep'])}{escape(title)}" if title else label
                 return f'<aside class="callout callout-{kind}"><p class="block-label">{head}</p>\n'
             if kind == "epigraph":
                 return '<blockquote class="epigraph">\n' if opening else "</blockquote>\n"

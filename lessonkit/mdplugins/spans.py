@@ -10,7 +10,14 @@ from mdit_py_plugins.attrs import attrs_plugin
 from ..errors import BuildError
 from .lines import line_of
 
-AUDITS = ("verified", "cited", "unverified")
+# What the evidence says of an author's statement, and what each status needs to say it.
+AUDITS = {
+    "verified": ("key",),  # a claim of ours tests it, in the scope it speaks of
+    "partly": ("key", "scope"),  # a claim tests it in a narrower setting; scope says how it is narrower
+    "cited": ("ref", "at"),  # a source says it; at: the exact place (section, table, page)
+    "unverified": (),  # neither; why: what is missing (optional)
+    "refuted": ("why",),  # our measurement (key) or a source (ref) contradicts it
+}
 # "[text]{.term …}" left as plain text means the attributes did not parse.
 _UNPARSED = re.compile(r"\]\{[.#][^}]*\}")
 
@@ -86,20 +93,27 @@ def _audit(ctx, token, text: str, html: str) -> str:
     status = token.attrGet("audit")
     if status not in AUDITS:
         raise BuildError(f"audit must be one of {', '.join(AUDITS)}, got {status!r}")
+    missing = [name for name in AUDITS[status] if not (token.attrGet(name) or "").strip()]
+    if status == "refuted" and not (token.attrGet("key") or token.attrGet("ref")):
+        missing.append("key or ref (the evidence)")
+    if missing:
+        raise BuildError(f"audit={status} needs {' and '.join(missing)}")
     n = len(ctx.audits) + 1
-    entry = {"n": n, "status": status, "text": text, "html": html, "id": f"audit-{n}"}
-    if status == "verified":
-        key = token.attrGet("key") or ""
+    entry = {"n": n, "status": status, "text": text, "html": html, "id": f"audit-{n}",
+             "why": token.attrGet("why") or "", "scope": token.attrGet("scope") or "", "claims": [],
+             "ref": None, "ref_key": "", "at": ""}
+    for key in (token.attrGet("key") or "").replace(",", " ").split():
         claim = ctx.measurements.claim(key)
         ctx.show_claim(key)
-        entry["claim"] = claim.key
-    elif status == "cited":
-        ref = token.attrGet("ref") or ""
-        entry["ref"] = ctx.reference(ref)
-        entry["ref_key"] = ref
-    else:
-        entry["why"] = token.attrGet("why") or ""
+        entry["claims"].append(claim.key)
+    if token.attrGet("ref"):
+        entry["ref_key"], entry["at"] = token.attrGet("ref"), token.attrGet("at") or ""
+        entry["ref"] = ctx.reference(entry["ref_key"])
     ctx.audits.append(entry)
     token.attrs = {"class": f"audit audit-{status}", "data-audit": status, "id": entry["id"]}
+    if entry["claims"]:
+        token.attrs["data-claim"] = " ".join(entry["claims"])
     label = escape(ctx.strings[f"audit_{status}"])
-    return f'<a class="audit-mark audit-mark-{status}" href="#audit-list-{n}" title="{label}">{label}</a>'
+    # The mark opens the audit's panel beside the sentence (a popover, no script); its list entry repeats it.
+    return (f'<button type="button" class="audit-mark audit-mark-{status}" popovertarget="audit-panel-{n}" '
+            f'aria-label="{escape(ctx.strings["audit_title"])}: {label}">{label}</button>')

@@ -1,0 +1,68 @@
+"""Numbers in prose that nothing accounts for: not measured, not audited, not literal.
+
+A number a reader sees is accounted for when it is a measured value ({val}), lies inside an audited
+statement ([…]{.claim audit=…}) or a literal span ([…]{.literal}: exercises, definitions, labels),
+is in math or code, in a heading or a link's text, or is part of an identifier (L5, P2, GPT-2, 3.4.1,
+fp16, 70B). Any other number is collected with its line; `build.py --check` reports it.
+"""
+
+import re
+
+from markdown_it import MarkdownIt
+
+from .lines import line_of
+
+# A run of digits with decimal points or thousands separators, in ASCII or full width.
+_NUMBER = re.compile(r"[0-9０-９]+(?:[.,][0-9０-９]+)*")
+_WORD = re.compile(r"[A-Za-z_]")
+_CITED_YEAR = re.compile(r"et al\.,?\s*\(?$")
+EXEMPT_SPANS = ("claim", "literal")
+
+
+def _is_identifier(text: str, start: int, end: int) -> bool:
+    before, after = text[:start], text[end:]
+    if before[-1:] and (_WORD.match(before[-1]) or before[-1].isdigit()):
+        return True  # L5, x1, d_2
+    if after[:1] and _WORD.match(after[:1]):
+        return True  # 70B, 3D, fp16's digits are caught above
+    if before[-1:] == "-" and len(before) > 1 and _WORD.match(before[-2]):
+        return True  # GPT-2, LLaMA-3
+    if text[start:end].count(".") >= 2:
+        return True  # 3.4.1: a section number
+    return bool(_CITED_YEAR.search(before)) and len(text[start:end]) == 4  # Vaswani et al. 2017
+
+
+def bare_numbers(text: str) -> list[str]:
+    return [m.group() for m in _NUMBER.finditer(text) if not _is_identifier(text, m.start(), m.end())]
+
+
+def bare_plugin(md: MarkdownIt) -> None:
+    def rule(state):
+        ctx = state.env["ctx"]
+        in_heading = False
+        for block in state.tokens:
+            if block.type == "heading_open":
+                in_heading = True
+            elif block.type == "heading_close":
+                in_heading = False
+            if block.type != "inline" or in_heading or not block.children:
+                continue
+            spans, links = [], 0
+            for token in block.children:
+                if token.type == "span_open":
+                    classes = (token.attrGet("class") or "").split()
+                    spans.append(any(c in classes for c in EXEMPT_SPANS) or "audit" in classes)
+                elif token.type == "span_close" and spans:
+                    spans.pop()
+                elif token.type == "link_open":
+                    links += 1
+                elif token.type == "link_close":
+                    links -= 1
+                elif token.type == "text" and not links and not any(spans):
+                    for number in bare_numbers(token.content):
+                        excerpt = token.content.strip()
+                        ctx.unaccounted.append((line_of(token, ctx), number,
+                                                excerpt if len(excerpt) <= 60 else excerpt[:57] + "…"))
+
+    # After the spans plugin has turned audited spans into `audit` spans.
+    md.core.ruler.push("lessonkit_bare_numbers", rule)

@@ -1,0 +1,115 @@
+"""The claims audit: five statuses that say what the evidence says, and no number in prose left unaccounted."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import TINY_PAGES, make_course, run_build
+
+REFS = """src2020:
+  authors: "A. Author"
+  year: 2020
+  title: "A paper"
+  url: "https://example.org/paper"
+"""
+
+AUDITED = {
+    "zh": "---\ntitle: 审计\ndescription: 一页。\n---\n\n## 句子 {#s}\n\n"
+          "[均值接近零]{.claim audit=verified key=\"tiny.mean\"}。"
+          "[训练后也成立]{.claim audit=partly key=\"tiny.spread\" scope=\"只在初始化时测量\"}。"
+          "[论文这样说]{.claim audit=cited ref=src2020 at=\"第 3 节\"}。"
+          "[有人这样认为]{.claim audit=unverified why=\"没有出处\"}。"
+          "[均值很大]{.claim audit=refuted key=\"tiny.mean\" why=\"测得的均值接近零\"}。\n",
+    "en": "---\ntitle: Audit\ndescription: One page.\ntranslated_from: {digest}\n---\n\n## Sentences {#s}\n\n"
+          "[The mean is near zero]{.claim audit=verified key=\"tiny.mean\"}. "
+          "[It holds after training too]{.claim audit=partly key=\"tiny.spread\" scope=\"measured at init only\"}. "
+          "[A paper says so]{.claim audit=cited ref=src2020 at=\"Section 3\"}. "
+          "[Some believe it]{.claim audit=unverified why=\"no source\"}. "
+          "[The mean is large]{.claim audit=refuted key=\"tiny.mean\" why=\"the measured mean is near zero\"}.\n",
+}
+
+
+def course(tmp_path, pages=AUDITED):
+    root = make_course(tmp_path / "c", pages=pages)
+    (root / "content" / "references.yaml").write_text(REFS, "utf-8")
+    return root
+
+
+def build(root, *args):
+    return run_build("--no-search", "--seeds", "2", "--out", root / "site", *args, root=root)
+
+
+def test_five_statuses_each_name_their_evidence(tmp_path):
+    root = course(tmp_path)
+    result = build(root, "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 verified, 1 partly, 1 cited, 1 unverified, 1 refuted" in result.stdout
+    html = (root / "site/en/page.html").read_text("utf-8")
+    spans = re.findall(r'<span class="audit audit-(\w+)" data-audit="\1" id="audit-(\d+)"(?: data-claim="([^"]*)")?',
+                       html)
+    assert [(status, claim) for status, _, claim in spans] == [
+        ("verified", "tiny.mean"), ("partly", "tiny.spread"), ("cited", ""), ("unverified", ""),
+        ("refuted", "tiny.mean")]
+    assert "On this page: 1 verified, 1 partly verified, 1 cited, 1 unverified, 1 refuted." in html
+    # Each mark opens a panel beside the sentence: the claim's statement, criterion and setting.
+    panel = html[html.index('id="audit-panel-2"'):]
+    panel = panel[:panel.index("</div>")]
+    assert "the spread is near 1" in panel and "0.5 &lt; spread &lt; 1.5" in panel
+    assert "experiments/tiny.py" in panel and "held on 2 of 2 seeds" in panel
+    assert "Tested in a narrower setting</strong>: measured at init only" in panel
+    cited = html[html.index('id="audit-panel-3"'):]
+    assert "A paper" in cited[:cited.index("</div>")] and "Section 3" in cited[:cited.index("</div>")]
+    refuted = html[html.index('id="audit-panel-5"'):]
+    assert "Contradicted by" in refuted[:refuted.index("</div>")]
+    zh = (root / "site/zh/page.html").read_text("utf-8")
+    assert "本页共 1 条已验证、1 条部分验证、1 条有文献、1 条未验证、1 条被否证。" in zh
+
+
+@pytest.mark.parametrize("markup, message", [
+    ('[x]{.claim audit=partly key="tiny.mean"}', "audit=partly needs scope"),
+    ('[x]{.claim audit=cited ref=src2020}', "audit=cited needs at"),
+    ('[x]{.claim audit=refuted why="no"}', "audit=refuted needs key or ref (the evidence)"),
+    ('[x]{.claim audit=verified}', "audit=verified needs key"),
+    ('[x]{.claim audit=verified key="tiny.maen"}', "unknown claim 'tiny.maen' (did you mean 'tiny.mean'?)"),
+    ('[x]{.claim audit=probably}', "audit must be one of verified, partly, cited, unverified, refuted"),
+])
+def test_an_audit_without_its_evidence_is_a_one_line_error(tmp_path, markup, message):
+    pages = {lang: text + f"\n{markup}\n" for lang, text in TINY_PAGES.items()}
+    root = course(tmp_path, pages)
+    result = build(root)
+    assert result.returncode == 1
+    line = len(pages["zh"].splitlines())
+    assert result.stderr.strip() == result.stderr.strip().splitlines()[0]
+    assert result.stderr.startswith(f"error: content/zh/page.md:{line}: "), result.stderr
+    assert message in result.stderr
+
+
+BARE = {
+    "zh": "---\ntitle: 数字\ndescription: 一页。\n---\n\n## 第 3 节 {#s}\n\n"
+          "L5 与 GPT-2 在 3.4.1 节；fp16 的 70B 模型。Vaswani et al. 2017 说过。$d = 512$ 与 `x = 8`。"
+          "[第 2 课](#s)。[8 头]{.literal}。[有 12 层]{.claim audit=unverified}。{val}`tiny.n` 个数。\n\n"
+          "它有 25 个头。\n\n| 头 | 值 |\n|---|---|\n| 4 头 | 低 |\n",
+    "en": "---\ntitle: Numbers\ndescription: One page.\ntranslated_from: {digest}\n---\n\n## Section 3 {#s}\n\n"
+          "L5 and GPT-2 in 3.4.1; a 70B model in fp16. Vaswani et al. 2017 said so. $d = 512$ and `x = 8`. "
+          "[Lesson 2](#s). [8 heads]{.literal}. [It has 12 layers]{.claim audit=unverified}. "
+          "{val}`tiny.n` numbers.\n\nIt has 25 heads.\n\n| heads | value |\n|---|---|\n| 4 heads | low |\n",
+}
+
+
+def test_check_lists_every_number_nothing_accounts_for(tmp_path):
+    root = course(tmp_path, BARE)
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert "note: 4 number(s) in prose are neither measured, audited nor marked literal" in result.stdout
+    manifest = json.loads((root / "site/lessonkit.json").read_text("utf-8"))
+    found = sorted((path, number) for path, _, number, _ in manifest["unaccounted"])
+    assert found == [("content/en/page.md", "25"), ("content/en/page.md", "4"),
+                     ("content/zh/page.md", "25"), ("content/zh/page.md", "4")]
+    check = run_build("--check-only", "--out", root / "site", root=root)
+    assert check.returncode == 1
+    lines = BARE["zh"].splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "25 个头" in text)
+    assert (f"content/zh/page.md:{line}: number '25' in prose is neither measured, audited nor marked literal: "
+            "'它有 25 个头。'") in check.stderr

@@ -19,6 +19,13 @@ ROOT = Path(__file__).resolve().parent
 RENDERERS = ("markdown_it_py", "mdit_py_plugins", "latex2mathml", "Jinja2", "Pygments", "MarkupSafe")
 
 
+def _port(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535")
+    return port
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
@@ -35,7 +42,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
     p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
     p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
-    p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
+    p.add_argument("--port", type=_port, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary only")
@@ -43,7 +50,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
-    from lessonkit import claims, content, figures, output, pagecache, render, search
+    from lessonkit import claims, content, figures, output, pagecache, render, search, stamp
     from lessonkit.errors import BuildError
     from lessonkit.versions import package_version
 
@@ -63,7 +70,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
     root = args.root.resolve()
     cache = root / ".cache"
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
-    (cache / "build-stamp.json").unlink(missing_ok=True)
+    stamp.forget(cache / "build-stamp.json")
     check_out(root, args.out.resolve())
     if args.force:
         (cache / "math.json").unlink(missing_ok=True)
@@ -85,7 +92,7 @@ def build(args: argparse.Namespace, say=print) -> dict:
 
     # 4. parse Markdown, for the pages whose inputs changed; the others come from the page cache
     strings = render.load_strings(root, site.languages)
-    glossary = content.load_data(root, "glossary.yaml", [])
+    glossary = content.load_glossary(root, site.languages)
     references = content.load_references(root)
     slugs = set(site.config["pages"])
     pages_cache = pagecache.PageCache(cache / "pages", reports)
@@ -104,18 +111,17 @@ def build(args: argparse.Namespace, say=print) -> dict:
     check_twins(pages, site.config["source_language"])
 
     # 5. draw figures (only when their recipe or values changed)
-    files: dict[str, bytes] = output.static_files(root / "templates" / "static")
-    sizes = {}
+    files: dict[str, bytes] = output.static_files(root / "templates" / "static", root)
+    wanted = {}
     for page, _, _, ctx, _ in pages:
         for fid, line in ctx.figures:
-            name = f"figures/{fid}.{page.lang}.svg"
-            if name not in files:
-                try:
-                    files[name] = figures.cached_draw(root / "figures", cache / "figures", fid,
-                                                      measurements.values, page.lang)
-                except BuildError as exc:
-                    raise exc.located(page.path, line) from None
-            sizes[(fid, page.lang)] = figures.svg_size(files[name])
+            wanted.setdefault((fid, page.lang), (page.path, line))
+    drawn = figures.draw_all(root, cache / "figures", wanted, measurements.values,
+                             timeout=site.config["experiment_timeout"], force=args.force, warn=say)
+    sizes = {}
+    for (fid, lang), svg in drawn.items():
+        files[f"figures/{fid}.{lang}.svg"] = svg
+        sizes[(fid, lang)] = figures.svg_size(svg)
 
     # 6. render pages
     changed = sum(tokens is not None or not pages_cache.still_valid(ctx, sizes) for _, _, _, ctx, tokens in pages)
@@ -199,6 +205,8 @@ def check_out(root: Path, out: Path) -> None:
     if out in (root, ROOT) or root.is_relative_to(out) or ROOT.is_relative_to(out) \
             or any(out.is_relative_to(folder) for folder in inputs):
         raise BuildError(f"--out {out}: would replace the course itself; choose another folder")
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: not a folder; choose a folder for the site")
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise BuildError(f"--out {out}: not empty and not a site this tool built ({MANIFEST} missing)")
 
@@ -258,9 +266,14 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
     now = stamp.fingerprint(root, ROOT, options)
     if not args.force and stamp.up_to_date(stamp_file, now, out):
         return None
-    stamp_file.unlink(missing_ok=True)
-    result = build(args, say)
-    stamp.record(stamp_file, now, out)
+    from lessonkit.output import lock
+
+    with lock(root / ".cache", say):
+        if not args.force and stamp.up_to_date(stamp_file, now, out):  # the build we waited for made it
+            return None
+        stamp.forget(stamp_file)
+        result = build(args, say)
+        stamp.record(stamp_file, now, out)
     return result
 
 
@@ -287,9 +300,12 @@ def serve(args: argparse.Namespace) -> None:
     # preview's job is the page being edited.
     args.no_search = True
 
+    from lessonkit.output import lock
+
     def rebuild() -> str:
         try:
-            r = build(args, say=lambda m: None)
+            with lock(args.root.resolve() / ".cache", say=print):
+                r = build(args, say=lambda m: None)
         except BuildError:
             raise
         except Exception as exc:  # keep serving; name the kind of failure
@@ -313,8 +329,23 @@ def check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dependencies_or_venv(argv) -> None:
+    """Run with the project's .venv when this Python lacks the dependencies (authors type `python build.py`)."""
+    import importlib.util
+
+    if all(importlib.util.find_spec(name) for name in ("jinja2", "markdown_it", "mdit_py_plugins", "yaml")):
+        return
+    venv = ROOT / ".venv" / "bin" / "python"
+    if venv.is_file() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
+        os.execv(venv, [str(venv), str(Path(__file__).resolve()), *(sys.argv[1:] if argv is None else argv)])
+    print("error: this Python lacks the build's dependencies: run `make site` (it makes .venv), or "
+          "`pip install -r requirements.txt`", file=sys.stderr)
+    sys.exit(1)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    _dependencies_or_venv(argv)
     sys.path.insert(0, str(ROOT))
     from lessonkit.errors import BuildError
 
@@ -338,6 +369,15 @@ def main(argv=None) -> int:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: the previous site is as it was", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of the build's own: one line, the traceback with --debug
+        if args.debug:
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc} (python build.py --debug shows where)",
+              file=sys.stderr)
         return 1
 
 

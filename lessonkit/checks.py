@@ -185,8 +185,21 @@ def run(root: Path, site: Path, strict: bool = False, runner=None) -> list[str]:
     for page, message in manifest.get("stale", []):
         if strict:
             problems.append(f"{page}: {message}")
+    for path in sorted(site.rglob("*.xml")):
+        problems += _xml_errors(path.relative_to(site).as_posix(), path)
     problems += _nu_validator(pages)
     return problems
+
+
+def _xml_errors(rel: str, path: Path) -> list[str]:
+    """sitemap.xml and any other XML the site holds must be well-formed."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        ET.parse(path)
+    except ET.ParseError as exc:
+        return [f"{rel}: malformed XML, {exc}"]
+    return []
 
 
 def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str) -> list[str]:

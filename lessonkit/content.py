@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -60,7 +61,30 @@ def read_text(path: Path, shown: Path | str) -> str:
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# Aliases may repeat a value, not multiply it: a 400-byte "billion laughs" expands to gigabytes.
+MAX_YAML_NODES = 100_000
+
+
+def _expanded_size(node, memo: dict) -> int:
+    if id(node) in memo:
+        return memo[id(node)]
+    memo[id(node)] = 1  # a node that contains itself counts once
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        size = 1
+    memo[id(node)] = size
+    return size
+
+
 def load_yaml(text: str):
+    """Safe YAML; refuses documents whose aliases expand beyond MAX_YAML_NODES nodes."""
+    if "*" in text:  # aliases are rare: only then is the document composed twice
+        node = yaml.compose(text, Loader=_LOADER)
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise yaml.YAMLError(f"aliases expand to more than {MAX_YAML_NODES} values (a YAML alias bomb?)")
     return yaml.load(text, Loader=_LOADER)  # noqa: S506 (a safe loader)
 
 
@@ -90,7 +114,15 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
         if line[:1].isalpha() and key not in PAGE_KEYS:
             raise BuildError(f"unknown front-matter key {key!r} (known: {', '.join(sorted(PAGE_KEYS))})", shown, i)
     if not isinstance(meta.get("title"), str) or not meta["title"].strip():
-        raise BuildError("front matter needs a 'title'", shown, 2)
+        raise BuildError("front matter needs a 'title' (one line of text)", shown, 2)
+    for key in ("description", "translated_from"):
+        if key in meta and not isinstance(meta[key], (str, type(None))):
+            raise BuildError(f"front matter {key!r}: expected one line of text, got a {type(meta[key]).__name__}",
+                             shown, _line_of_key("\n".join(lines[:end]), key))
+        if isinstance(meta.get(key), str) and len(meta[key]) > 1000:
+            raise BuildError(f"front matter {key!r}: {len(meta[key])} characters, more than 1000", shown,
+                             _line_of_key("\n".join(lines[:end]), key))
+    meta.setdefault("description", None)
     return meta, "\n".join(lines[end + 1:]), end + 2
 
 
@@ -104,41 +136,79 @@ def _slug_ok(slug: str) -> bool:
     return not p.is_absolute() and ".." not in p.parts and all(part not in ("", ".") for part in p.parts)
 
 
+def _names(value, what: str, where) -> list[str]:
+    """A list of distinct names (pages, experiments, languages)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise BuildError(f"{what}: expected a list of names ('- name' lines or [a, b]), got {value!r}", *where)
+    seen = set()
+    for v in value:
+        if v in seen:
+            raise BuildError(f"{what}: {v!r} is listed twice", *where)
+        seen.add(v)
+    return value
+
+
 def load_config(root: Path) -> dict:
     path = root / "content" / "site.yaml"
     if not path.is_file():
         raise BuildError("no content/site.yaml: the course needs one (title, languages, pages)", "content")
     shown = "content/site.yaml"
-    config = _yaml(read_text(path, shown), shown, 1)
+    text = read_text(path, shown)
+    config = _yaml(text, shown, 1)
     if not isinstance(config, dict):
         raise BuildError("expected a mapping", shown, 1)
+
+    def at(key):
+        return shown, _line_of_key(text, key)
+
     unknown = set(config) - SITE_KEYS
     if unknown:
-        raise BuildError(f"unknown key(s) {', '.join(sorted(unknown))}", shown)
-    config.setdefault("languages", ["zh", "en"])
-    unknown_lang = [lang for lang in config["languages"] if lang not in LANG_TAGS]
-    if unknown_lang or len(config["languages"]) != 2:
-        raise BuildError(f"languages must be two of {', '.join(LANG_TAGS)}; got {config['languages']}", shown)
-    config.setdefault("source_language", config["languages"][0])
+        first = sorted(unknown, key=str)[0]
+        raise BuildError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (known: "
+                         f"{', '.join(sorted(SITE_KEYS))})", *at(first))
+    languages = _names(config.setdefault("languages", ["zh", "en"]), "languages", at("languages"))
+    unknown_lang = [lang for lang in languages if lang not in LANG_TAGS]
+    if unknown_lang or len(languages) != 2:
+        raise BuildError(f"languages must be two of {', '.join(LANG_TAGS)}; got {languages}", *at("languages"))
+    source = config.setdefault("source_language", languages[0])
+    if source not in languages:
+        raise BuildError(f"source_language {source!r} is not one of the languages {languages}",
+                         *at("source_language"))
+    for key in ("title", "description"):
+        value = config.get(key)
+        if value is None and key == "description":
+            continue
+        if isinstance(value, str):  # the same in every language
+            config[key] = dict.fromkeys(languages, value)
+        elif not isinstance(value, dict) or any(not isinstance(value.get(lang), str) for lang in languages):
+            raise BuildError(f"{key}: expected text, or one text per language ({', '.join(languages)})", *at(key))
     config.setdefault("seed", 0)
     config.setdefault("seeds", 20)
     config.setdefault("experiment_timeout", 120)
-    config.setdefault("experiments", [])
     for key, low in (("seed", 0), ("seeds", 1)):
         if not isinstance(config[key], int) or isinstance(config[key], bool) or config[key] < low:
-            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {config[key]!r}", shown)
+            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {config[key]!r}", *at(key))
     timeout = config["experiment_timeout"]
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
-        raise BuildError(f"experiment_timeout: expected seconds (a number > 0), got {timeout!r}", shown)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 86400:
+        raise BuildError(f"experiment_timeout: expected seconds (a number > 0), got {timeout!r}",
+                         *at("experiment_timeout"))
+    for name in _names(config.setdefault("experiments", []), "experiments", at("experiments")):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise BuildError(f"experiment {name!r}: expected the name of a file in experiments/ (letters, digits, _)",
+                             *at("experiments"))
     if "base_url" in config:
         # Where the site is published: sitemap.xml and link previews need absolute addresses.
-        config["base_url"] = config["base_url"].rstrip("/") + "/"
+        base = config["base_url"]
+        if not isinstance(base, str) or not re.fullmatch(r"https?://[^\s/?#<>\"'&]+(/[^\s?#<>\"']*)?", base):
+            raise BuildError(f"base_url: expected an http(s) address such as https://example.org/course/, "
+                             f"got {base!r}", *at("base_url"))
+        config["base_url"] = base.rstrip("/") + "/"
         config["base_path"] = "/" + config["base_url"].split("://", 1)[-1].partition("/")[2]
     if not config.get("pages"):
-        raise BuildError("no pages listed: add 'pages:' with at least one page", shown)
-    for slug in config["pages"]:
-        if not isinstance(slug, str) or not _slug_ok(slug):
-            raise BuildError(f"page {slug!r} is not a path inside content/", shown)
+        raise BuildError("no pages listed: add 'pages:' with at least one page", *at("pages"))
+    for slug in _names(config["pages"], "pages", at("pages")):
+        if not _slug_ok(slug):
+            raise BuildError(f"page {slug!r} is not a path inside content/", *at("pages"))
     return config
 
 
@@ -183,21 +253,40 @@ def _check_translations(site: Site) -> None:
 
 
 def mark_translated(root: Path, rel: str) -> str:
-    """Stamp a translation with its source's current digest; return the digest."""
+    """Stamp a translation with its source's current digest; return the digest.
+
+    Only a translation page of the course (content/<lang>/<page>.md, lang not the source language)
+    is touched, and only its translated_from line: its other bytes, line endings included, stay."""
     config = load_config(root)
-    lang, _, slug = rel.removesuffix(".md").partition("/")
+    source_lang = config["source_language"]
+    lang, _, slug = rel.removeprefix("content/").removesuffix(".md").partition("/")
+    if lang == source_lang:
+        raise BuildError(f"{rel}: this is the {source_lang} source, not a translation; mark its translations "
+                         f"({', '.join(f'{l}/{slug}.md' for l in config['languages'] if l != source_lang)})")
+    if lang not in config["languages"] or slug not in config["pages"]:
+        raise BuildError(f"{rel}: not a translation page of this course (expected LANG/PAGE.md, with LANG one of "
+                         f"{', '.join(l for l in config['languages'] if l != source_lang)} and PAGE listed in "
+                         f"content/site.yaml)")
+    content = (root / "content").resolve()
     path = root / "content" / lang / f"{slug}.md"
-    source = root / "content" / config["source_language"] / f"{slug}.md"
-    if not path.is_file() or not source.is_file():
+    source = root / "content" / source_lang / f"{slug}.md"
+    if not path.is_file() or not source.is_file() or not path.resolve().is_relative_to(content):
         raise BuildError(f"no such translation pair for {rel!r}", path.relative_to(root))
-    text = read_text(path, rel)
-    split_front_matter(text, rel)
+    shown = path.relative_to(root)
+    split_front_matter(read_text(path, shown), shown)  # a malformed page is reported, not rewritten
     new = digest(read_text(source, source.relative_to(root)))
-    lines = text.split("\n")
-    end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    head = [ln for ln in lines[1:end] if not ln.startswith("translated_from:")]
-    head.append(f"translated_from: {new}")
-    path.write_text("\n".join(["---", *head, *lines[end:]]), "utf-8")
+    data = path.read_bytes()
+    newline = b"\r\n" if b"\r\n" in data else b"\n"
+    lines = data.split(newline)
+    first = 1 if lines[0].lstrip(b"\xef\xbb\xbf").strip() == b"---" else None
+    end = next(i for i in range(1, len(lines)) if lines[i].strip() == b"---")
+    stamp = f"translated_from: {new}".encode()
+    at = next((i for i in range(first, end) if lines[i].startswith(b"translated_from:")), None)
+    if at is None:
+        lines.insert(end, stamp)
+    else:
+        lines[at] = stamp
+    path.write_bytes(newline.join(lines))
     return new
 
 
@@ -255,3 +344,25 @@ def load_references(root: Path) -> dict:
             raise BuildError(f"reference {key!r}: url {entry['url']!r} is not an http(s) or relative address", *where)
         out[str(key)] = {"venue": "", "url": "", "note": "", **{k: str(v) for k, v in entry.items()}}
     return out
+
+
+def load_glossary(root: Path, languages: list[str]) -> list[dict]:
+    """content/glossary.yaml: a list of {id, <lang>: term, <lang>_def: definition} with distinct ids."""
+    entries = load_data(root, "glossary.yaml", [])
+    path = root / "content" / "glossary.yaml"
+    text = read_text(path, "content/glossary.yaml") if path.is_file() else ""
+    seen = set()
+    for i, entry in enumerate(entries, start=1):
+        key = entry.get("id") if isinstance(entry, dict) else None
+        where = ("content/glossary.yaml", _line_of_key(text, str(key)) if key else None)
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z][\w-]*", key):
+            raise BuildError(f"glossary entry {i}: needs an id (letters, digits, - and _)", *where)
+        if key in seen:
+            raise BuildError(f"glossary id {key!r} is used twice", *where)
+        seen.add(key)
+        for lang in languages:
+            if not isinstance(entry.get(lang), str) or not entry[lang].strip():
+                raise BuildError(f"glossary entry {key!r} has no {lang} term", *where)
+            if not isinstance(entry.get(f"{lang}_def", ""), str):
+                raise BuildError(f"glossary entry {key!r}: {lang}_def must be text", *where)
+    return entries

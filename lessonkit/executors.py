@@ -44,10 +44,11 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         from distributed import Client, LocalCluster
     except ImportError:
         raise BuildError(f"--executor {spec}: needs the 'distributed' package (pip install distributed)") from None
-    from . import experiments
+    from . import experiments, sandbox
 
     # Workers get the job function by value: they need Python and numpy, not lessonkit.
-    cloudpickle.register_pickle_by_value(experiments)
+    for module in (experiments, sandbox):
+        cloudpickle.register_pickle_by_value(module)
     address = spec.removeprefix("dask:")
     cluster = None
     try:
@@ -66,4 +67,5 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         client.close()
         if cluster is not None:
             cluster.close()
-        cloudpickle.unregister_pickle_by_value(experiments)
+        for module in (experiments, sandbox):
+            cloudpickle.unregister_pickle_by_value(module)

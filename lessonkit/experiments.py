@@ -19,22 +19,17 @@ import os
 import platform
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sandbox
 from .errors import BuildError
 from .versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
-# Runs go in parallel, one process per core: a BLAS that also spreads over every core would
-# oversubscribe them (OpenBLAS threads spin; a 20-seed sweep took 9 minutes instead of 15 s).
-_ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 @dataclass
@@ -150,9 +145,9 @@ def store(cache_dir: Path, name: str, seed: int, key: str, report: dict, warn) -
 # -- one job, on whatever machine runs it -----------------------------------------------------
 
 def run_job(job: Job) -> dict:
-    """Run the job's seeds in a fresh process group; {"reports": [...], "failure": {...} or None, "log": str}.
+    """Run the job's seeds; {"reports": [...], "failure": {...} or None, "log": str}.
 
-    Standard library only, and self-contained: it runs on a Dask worker as well as here.
+    Self-contained (with sandbox.py): it runs on a Dask worker as well as here.
     """
     work = Path(tempfile.mkdtemp(prefix=f"lessonkit-{job.name}-"))
     try:
@@ -160,32 +155,9 @@ def run_job(job: Job) -> dict:
             (work / name).write_text(text, "utf-8")
         reports_file, log_file = work / "reports.jsonl", work / "log.txt"
         reports_file.touch()
-        env = {**_ONE_THREAD, **os.environ, **job.env, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONIOENCODING": "utf-8"}
-        with open(log_file, "wb") as log:
-            proc = subprocess.Popen([sys.executable, str(work / "runner.py"), str(work / job.entry),
+        outcome = sandbox.supervise([sys.executable, str(work / "runner.py"), str(work / job.entry),
                                      str(reports_file), *map(str, job.seeds)],
-                                    cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True)
-            timed_out, size, deadline = False, 0, time.monotonic() + job.timeout
-            while True:
-                try:
-                    proc.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                grown = reports_file.stat().st_size
-                if grown != size:  # a seed finished: the next one gets the whole time limit
-                    size, deadline = grown, time.monotonic() + job.timeout
-                elif time.monotonic() > deadline:
-                    timed_out = True
-                    break
-            # Whatever it started dies with it: a child left running must not outlive the build.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
+                                    work, reports_file, log_file, job.timeout, job.env)
         reports, failure = [], None
         for line in reports_file.read_text("utf-8", "replace").splitlines():
             try:
@@ -199,17 +171,10 @@ def run_job(job: Job) -> dict:
                 reports.append(item["report"])
         done = {r.get("seed") for r in reports}
         pending = next((s for s in job.seeds if s not in done), None)
-        if failure is None and timed_out:
-            failure = {"message": f"timed out: no result after {job.timeout:g} s (experiment_timeout)",
-                       "seed": pending, "timeout": True}
+        if failure is None and outcome["timed_out"]:
+            failure = {"message": "timed out", "seed": pending, "timeout": True}
         elif failure is None and pending is not None:
-            code = proc.returncode
-            if code < 0:
-                sig = signal.Signals(-code).name
-                why = " (out of memory?)" if sig == "SIGKILL" else ""
-                failure = {"message": f"killed by {sig}{why}", "seed": pending}
-            else:
-                failure = {"message": f"ended (exit status {code}) before reporting seed {pending}", "seed": pending}
+            failure = {"message": sandbox.ended_early(outcome, f"reporting seed {pending}"), "seed": pending}
         log = log_file.read_text("utf-8", "replace")[-4000:]
         return {"reports": reports, "failure": failure, "log": log}
     finally:

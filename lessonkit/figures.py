@@ -1,20 +1,30 @@
-"""Draw figures: call a recipe in figures/, save a byte-stable, theme-aware SVG.
+"""Draw figures: call recipes in figures/, save byte-stable, theme-aware SVGs.
 
 A recipe is a function in ``figures/<module>.py``::
 
     def p2_gradients(values: dict, lang: str) -> matplotlib.figure.Figure
 
 ``values`` holds every measured value by full key ("multires.p2.ratio"); ``lang``
-is "zh" or "en" for the labels. Recipes draw with the default text colour and
-the colour cycle C0..C3; this module turns those into CSS variables so the same
-SVG reads in the light and the dark theme.
+is the page's language for the labels. Recipes draw with the default text colour and
+the colour cycle C0..C3; the saved SVG turns those into CSS variables so the same
+file reads in the light and the dark theme.
+
+Recipes are author code: they run in a process of their own (see sandbox.py), with the
+course's time limit per figure, so that one that exits, hangs, prints or parses the
+command line cannot end or answer for the build. A figure whose recipe and values are
+unchanged comes from the cache and imports no matplotlib.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import io
+import json
 import re
+import shutil
+import sys
+import tempfile
+import traceback
 from pathlib import Path
 
 from .errors import BuildError
@@ -34,7 +44,107 @@ svg { color-scheme: light dark; --ink: #1f2328; --muted: #6e7781; --c0: #0969da;
 </style>"""
 
 FONTS = ["Noto Sans CJK SC", "DejaVu Sans"]
+_SIZE = (re.compile(rb'width="([\d.]+)pt"'), re.compile(rb'height="([\d.]+)pt"'))
 
+
+def svg_size(svg: bytes) -> tuple[int, int] | None:
+    """The SVG's size in CSS pixels (matplotlib writes points), for <img width height>; None if unreadable."""
+    head = svg[:2000]
+    w, h = (pattern.search(head) for pattern in _SIZE)
+    if not (w and h and head.lstrip().startswith((b"<?xml", b"<svg"))):
+        return None
+    return round(float(w.group(1)) * 4 / 3), round(float(h.group(1)) * 4 / 3)
+
+
+# -- in the build: the cache, and a worker process for what is not in it -----------------------
+
+def _key(figures_dir: Path, figure_id: str, lang: str, values: dict) -> str:
+    from .versions import package_version
+
+    module = figures_dir / f"{figure_id.partition('.')[0]}.py"
+    h = hashlib.sha256()
+    h.update(module.read_bytes() if module.is_file() else b"")
+    h.update(Path(__file__).read_bytes())  # the save settings and theme live here
+    h.update(json.dumps(values, sort_keys=True).encode())
+    h.update(f"{figure_id} {lang} {package_version('matplotlib')}".encode())
+    return h.hexdigest()[:16]
+
+
+def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], values: dict, *, timeout: float,
+             force: bool = False, warn=print) -> dict[tuple[str, str], bytes]:
+    """Every wanted (figure id, language) as SVG bytes: from the cache, or drawn by one worker process.
+
+    wanted maps each to where a page asks for it (path, line): an unknown figure is that line's error;
+    a recipe that fails is the recipe's, at its own line."""
+    figures_dir = root / "figures"
+    out, missing = {}, []
+    for fid, lang in wanted:
+        path = cache_dir / f"{fid}.{lang}.{_key(figures_dir, fid, lang, values)}.svg"
+        try:
+            svg = None if force else path.read_bytes()
+        except OSError:
+            svg = None
+        if svg is not None and svg_size(svg):
+            out[fid, lang] = svg
+        else:
+            missing.append((fid, lang, path))
+    if not missing:
+        return out
+    work = Path(tempfile.mkdtemp(prefix="lessonkit-figures-"))
+    try:
+        items = [{"id": fid, "lang": lang, "out": str(work / f"{i}.svg")} for i, (fid, lang, _) in enumerate(missing)]
+        (work / "job.json").write_text(json.dumps({"figures_dir": str(figures_dir), "values": values,
+                                                   "items": items}), "utf-8")
+        progress = work / "progress.jsonl"
+        progress.touch()
+        from . import sandbox
+
+        engine = str(Path(__file__).resolve().parent.parent)
+        outcome = sandbox.supervise(
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {engine!r}); "
+                                   "from lessonkit.figures import worker; worker()",
+             str(work / "job.json"), str(progress)],
+            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg"})
+        done, failure = set(), None
+        for line in progress.read_text("utf-8", "replace").splitlines():
+            item = json.loads(line)
+            if "failure" in item:
+                failure = item["failure"]
+            else:
+                done.add(item["done"])
+        for i, (fid, lang, path) in enumerate(missing):
+            if i in done:
+                svg = (work / f"{i}.svg").read_bytes()
+                out[fid, lang] = svg
+                _store(cache_dir, fid, lang, path, svg, warn)
+        if failure:
+            error = BuildError(failure["message"], failure.get("path"), failure.get("line"))
+            item = failure.get("item")
+            raise error.located(*wanted[missing[item][:2]]) if item is not None else error
+        pending = next(((fid, lang) for i, (fid, lang, _) in enumerate(missing) if i not in done), None)
+        if pending:
+            what = f"figure {pending[0]!r} ({pending[1]})"
+            if outcome["timed_out"]:
+                raise BuildError(f"{what} timed out: no SVG after {timeout:g} s (content/site.yaml: "
+                                 f"experiment_timeout)", f"figures/{pending[0].partition('.')[0]}.py")
+            raise BuildError(f"{what}: the recipe's process {sandbox.ended_early(outcome, 'saving it')}",
+                             f"figures/{pending[0].partition('.')[0]}.py")
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, warn) -> None:
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        for old in cache_dir.glob(f"{fid}.{lang}.*.svg"):
+            old.unlink()
+        path.write_bytes(svg)
+    except OSError as exc:
+        warn(f"warning: cannot write the figure cache ({exc.strerror}: {path}); figures are drawn again next time")
+
+
+# -- in the worker process -------------------------------------------------------------------------
 
 def _ensure_fonts() -> None:
     """Chinese labels need Noto Sans CJK SC; a font installed after matplotlib
@@ -47,7 +157,7 @@ def _ensure_fonts() -> None:
     if not have():
         font_manager.fontManager = font_manager._load_fontmanager(try_read_cache=False)
         if not have():
-            raise BuildError(f"font {FONTS[0]!r} is not installed (Debian: apt-get install fonts-noto-cjk)")
+            raise _Failure(f"font {FONTS[0]!r} is not installed (Debian: apt-get install fonts-noto-cjk)")
 
 
 def _configure(matplotlib) -> None:
@@ -81,21 +191,45 @@ def _configure(matplotlib) -> None:
     })
 
 
+class _Failure(Exception):
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.message, self.path, self.line = message, path, line
+
+
+def _recipe_error(exc: BaseException, path: Path, what: str) -> _Failure:
+    """One line, at the recipe file's line where it broke (the deepest frame in that file)."""
+    line = exc.lineno if isinstance(exc, SyntaxError) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    kind = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, SystemExit):
+        kind = f"the recipe called exit({exc.code!r})"
+    return _Failure(f"{what}: {kind}", f"figures/{path.name}", line)
+
+
 def load_recipe(figures_dir: Path, figure_id: str):
     """"multires.p2_gradients" -> the function p2_gradients in figures/multires.py."""
+    import importlib.util
+
     module_name, _, func_name = figure_id.partition(".")
     path = figures_dir / f"{module_name}.py"
     if not func_name or not path.is_file():
-        raise BuildError(f"unknown figure {figure_id!r}: expected a function in {path}")
-    spec = importlib.util.spec_from_file_location(f"lessonkit_figures.{module_name}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise _recipe_error(exc, path, f"figure module {path.name} failed") from None
+        raise _Failure(f"unknown figure {figure_id!r}: expected a function {func_name or '…'!r} in "
+                       f"figures/{module_name}.py")
+    module = sys.modules.get(f"lessonkit_figures.{module_name}")
+    if module is None:
+        spec = importlib.util.spec_from_file_location(f"lessonkit_figures.{module_name}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: B036 (SystemExit too: a recipe module cannot end the build)
+            raise _recipe_error(exc, path, f"figure module {path.name} failed") from None
+        sys.modules[f"lessonkit_figures.{module_name}"] = module
     recipe = getattr(module, func_name, None)
     if recipe is None:
-        raise BuildError(f"unknown figure {figure_id!r}: {path} has no function {func_name!r}")
+        raise _Failure(f"unknown figure {figure_id!r}: figures/{path.name} has no function {func_name!r}")
     return recipe
 
 
@@ -114,65 +248,72 @@ def to_svg(fig) -> bytes:
     return (svg[:head_end] + _THEME + svg[head_end:]).encode("utf-8")
 
 
+class _Values(dict):
+    """The measured values; reading an unknown key says which key was meant."""
+
+    def __missing__(self, key):
+        import difflib
+
+        close = difflib.get_close_matches(str(key), list(self), n=1)
+        raise KeyError(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+
+
 def draw(figures_dir: Path, figure_id: str, values: dict, lang: str) -> bytes:
+    import warnings
+
     import matplotlib
 
     _configure(matplotlib)
-    import warnings
-
     recipe = load_recipe(figures_dir, figure_id)
+    path = figures_dir / f"{figure_id.partition('.')[0]}.py"
     with warnings.catch_warnings():
         # A missing glyph is a broken figure, not a warning to scroll past.
         warnings.filterwarnings("error", message="Glyph .* missing")
         try:
-            return to_svg(recipe(values, lang))
+            fig = recipe(_Values(values), lang)
+            import matplotlib.figure
+
+            if not isinstance(fig, matplotlib.figure.Figure):
+                raise _Failure(f"figure {figure_id!r} ({lang}): the recipe returned {type(fig).__name__}, "
+                               f"not a matplotlib Figure", f"figures/{path.name}")
+            return to_svg(fig)
+        except _Failure:
+            raise
         except KeyError as exc:
-            raise BuildError(f"figure {figure_id!r} reads unknown value {exc}") from None
+            error = _recipe_error(exc, path, f"figure {figure_id!r} reads unknown value")
+            error.message = f"figure {figure_id!r} reads unknown value {exc.args[0] if exc.args else exc}"
+            raise error from None
         except UserWarning as exc:
-            raise BuildError(f"figure {figure_id!r} ({lang}): {exc}") from None
-        except Exception as exc:
-            path = figures_dir / f"{figure_id.partition('.')[0]}.py"
+            raise _recipe_error(exc, path, f"figure {figure_id!r} ({lang})") from None
+        except BaseException as exc:  # noqa: B036 (SystemExit too: author code cannot end the build)
             raise _recipe_error(exc, path, f"figure {figure_id!r} ({lang}) failed") from None
 
 
-def _recipe_error(exc: Exception, path: Path, what: str) -> BuildError:
-    """One line, at the recipe file's line where it broke (the deepest frame in that file)."""
-    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
-    tb = exc.__traceback__
-    while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return BuildError(f"{what}: {type(exc).__name__}: {exc}", path.relative_to(path.parent.parent), line)
+def worker() -> None:
+    """Draw every item of a job file: python -c "... worker()" JOB.json PROGRESS.jsonl."""
+    import os
 
-
-def svg_size(svg: bytes) -> tuple[int, int]:
-    """The SVG's size in CSS pixels (matplotlib writes points), for <img width height>."""
-    head = svg[:2000].decode("utf-8", "replace")
-    w = re.search(r'width="([\d.]+)pt"', head)
-    h = re.search(r'height="([\d.]+)pt"', head)
-    return round(float(w.group(1)) * 4 / 3), round(float(h.group(1)) * 4 / 3)
-
-
-def cached_draw(figures_dir: Path, cache_dir: Path, figure_id: str, values: dict, lang: str) -> bytes:
-    """Draw only when the recipe module or the values changed; a hit imports no matplotlib."""
-    import hashlib
-    import json
-
-    from .versions import package_version
-
-    module = figures_dir / f"{figure_id.partition('.')[0]}.py"
-    h = hashlib.sha256()
-    h.update(module.read_bytes() if module.is_file() else b"")
-    h.update(Path(__file__).read_bytes())  # the save settings and theme live here
-    h.update(json.dumps(values, sort_keys=True).encode())
-    h.update(f"{figure_id} {lang} {package_version('matplotlib')}".encode())
-    path = cache_dir / f"{figure_id}.{lang}.{h.hexdigest()[:16]}.svg"
-    if path.is_file():
-        return path.read_bytes()
-    svg = draw(figures_dir, figure_id, values, lang)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for old in cache_dir.glob(f"{figure_id}.{lang}.*.svg"):
-        old.unlink()
-    path.write_bytes(svg)
-    return svg
+    job_file, progress_file = sys.argv[1], sys.argv[2]
+    sys.argv = ["figures"]  # a recipe module's argparse sees no options of the build's
+    job = json.loads(Path(job_file).read_text("utf-8"))
+    progress = open(progress_file, "a", encoding="utf-8")  # noqa: SIM115 (open for the whole run)
+    i = None
+    try:
+        for i, item in enumerate(job["items"]):
+            svg = draw(Path(job["figures_dir"]), item["id"], job["values"], item["lang"])
+            Path(item["out"]).write_bytes(svg)
+            progress.write(json.dumps({"done": i}) + "\n")
+            progress.flush()
+    except _Failure as exc:
+        failure = {"message": exc.message, "path": exc.path, "line": exc.line, "item": i}
+        progress.write(json.dumps({"failure": failure}) + "\n")
+        progress.flush()
+        os._exit(3)
+    except BaseException as exc:  # noqa: B036 (the engine's own fault: say it in one line)
+        traceback.print_exc()
+        failure = {"message": f"drawing figures failed: {type(exc).__name__}: {exc}"}
+        progress.write(json.dumps({"failure": failure}) + "\n")
+        progress.flush()
+        os._exit(3)
+    progress.close()
+    os._exit(0)

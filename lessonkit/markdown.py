@@ -128,8 +128,8 @@ def parser() -> MarkdownIt:
     md.use(lines_plugin)
     md.use(math_plugin)
     md.use(values_plugin)
+    md.use(headings_plugin)  # before spans: a span's id that repeats a heading's is the span's error
     md.use(spans_plugin)
-    md.use(headings_plugin)
     md.use(blocks_plugin)
     md.use(links_plugin)
     md.use(bare_plugin)

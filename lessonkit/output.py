@@ -1,19 +1,84 @@
-"""Write the site atomically: build into a sibling folder, swap it in only when complete."""
+"""Write the site atomically: build into a sibling folder, swap it in only when complete.
+
+At every instant the output folder is the old site or the new one: on Linux the two folders
+are exchanged in one rename (renameat2 with RENAME_EXCHANGE); elsewhere, or on a file system
+that cannot, the old folder is renamed away and the new one in, a gap of one rename. Folders
+left by a build that was killed are removed by the next one (builds of a course take turns:
+see `lock`). New folders and files follow the umask, as any build tool's do.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import os
+import secrets
 import shutil
-import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import BuildError
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2); False where that is not available."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _leftovers(out: Path) -> list[Path]:
+    return [p for p in out.parent.glob(f".{out.name}.new-*")] + [p for p in out.parent.glob(f".{out.name}.old-*")]
+
+
+@contextmanager
+def lock(cache: Path, say=print):
+    """One build of a course at a time: a second one waits for the first (and says so)."""
+    import fcntl
+
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        handle = open(cache / "build.lock", "a+")  # noqa: SIM115 (held for the whole build)
+    except OSError:  # a read-only course still builds, unguarded
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("another build of this course is running: waiting for it to finish")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
     """files maps a path inside the site ("zh/lesson-l5.html") to its bytes; finish(staging),
     if given, adds what is made from the written tree (the search index) before the swap."""
     out = out.resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for stale in _leftovers(out):  # from a build that was killed: builds take turns, so none is ours
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = out.parent / f".{out.name}.new-{secrets.token_hex(4)}"
+        staging.mkdir()
+    except OSError as exc:
+        raise BuildError(f"cannot write the site next to {out}: {exc.strerror}", out) from None
     try:
         for rel, data in sorted(files.items()):
             target = staging / rel
@@ -22,21 +87,32 @@ def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
             # An unchanged file is linked from the current site instead of written again: the
             # swap below replaces whole trees, so the old tree never sees a changed file.
             if _same(previous, data):
-                os.link(previous, target)
-            else:
-                target.write_bytes(data)
+                try:
+                    os.link(previous, target)
+                    continue
+                except OSError:
+                    pass
+            target.write_bytes(data)
         if finish is not None:
             finish(staging)
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "site")
-        os.replace(staging, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _swap(staging, out)
+    except OSError as exc:
+        raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or out}", out) from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap(staging: Path, out: Path) -> None:
+    if not out.exists():
+        os.rename(staging, out)
+    elif _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now the old site
+    else:
+        old = out.parent / f".{out.name}.old-{secrets.token_hex(4)}"
+        os.rename(out, old)
+        os.rename(staging, out)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _same(path: Path, data: bytes) -> bool:
@@ -48,6 +124,15 @@ def _same(path: Path, data: bytes) -> bool:
         return False
 
 
-def static_files(static_dir: Path) -> dict[str, bytes]:
-    return {f"static/{p.relative_to(static_dir).as_posix()}": p.read_bytes()
-            for p in sorted(static_dir.rglob("*")) if p.is_file()}
+def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
+    """The course's static assets; a link that leads outside the course is refused, never published."""
+    files = {}
+    root = root.resolve()
+    for p in sorted(static_dir.rglob("*")):
+        if not p.is_file():
+            continue
+        if not p.resolve().is_relative_to(root):
+            raise BuildError("links to a file outside the course; it would be published: refused",
+                             p.relative_to(root))
+        files[f"static/{p.relative_to(static_dir).as_posix()}"] = p.read_bytes()
+    return files

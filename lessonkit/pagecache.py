@@ -82,13 +82,13 @@ class PageCache:
         path = self._path(page)
         try:
             data = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        if data.get("key") != key:
-            return None
-        cached = Cached(page, data["html"], **{k: data[k] for k in COLLECTED}, deps=data["deps"])
-        cached.figures = [tuple(f) for f in cached.figures]
-        if any(self.report_digest.get(name) != d for name, d in data["deps"]["experiments"].items()):
+            if data.get("key") != key:
+                return None
+            cached = Cached(page, data["html"], **{k: data[k] for k in COLLECTED}, deps=data["deps"])
+            cached.figures = [tuple(f) for f in cached.figures]
+            if any(self.report_digest.get(name) != d for name, d in data["deps"]["experiments"].items()):
+                return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a damaged entry is a miss
             return None
         return cached
 
@@ -98,7 +98,10 @@ class PageCache:
 
     def store(self, page, key: str, ctx, html: str, figure_sizes: dict) -> None:
         path = self._path(page)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key": key, "html": html, "deps": self.deps(ctx, figure_sizes)}
         entry.update({k: getattr(ctx, k) for k in COLLECTED})
-        path.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
+        except OSError:
+            pass  # an unwritable cache only means the page is rendered again next time

@@ -40,8 +40,12 @@ def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
 
     text = "\n".join(_source(path)) + "\n"
     stored = cache / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.json" if cache else None
-    if stored is not None and stored.is_file():
-        return json.loads(stored.read_text("utf-8"))
+    try:
+        lines = json.loads(stored.read_text("utf-8")) if stored is not None else None
+        if isinstance(lines, list) and all(isinstance(x, str) for x in lines):
+            return lines
+    except (OSError, ValueError):  # missing or damaged: highlight again
+        pass
     from pygments import lex
     from pygments.lexers import PythonLexer
     from pygments.token import STANDARD_TYPES
@@ -59,8 +63,11 @@ def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
     if current:
         lines.append("".join(current))
     if stored is not None:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps(lines), "utf-8")
+        try:
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            stored.write_text(json.dumps(lines), "utf-8")
+        except OSError:
+            pass
     return lines
 
 

@@ -36,14 +36,45 @@ def load_strings(root: Path, languages: list[str]) -> dict:
     return strings
 
 
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between builds; an unreadable or unwritable entry only costs a compile."""
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged entry: compile again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+class _CourseLoader(jinja2.FileSystemLoader):
+    """Templates from the course's templates/ only: a link that leads outside the course is refused."""
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        top = Path(self.searchpath[0]).resolve().parent
+        if not Path(filename).resolve().is_relative_to(top):
+            raise BuildError(f"template {template!r} links to a file outside the course: refused",
+                             f"templates/{template}")
+        return source, filename, uptodate
+
+
 def environment(root: Path, cache: Path | None = None) -> jinja2.Environment:
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
+    try:
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        cache = None
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(root / "templates"),
+        loader=_CourseLoader(root / "templates"),
         # Compiled templates are kept between builds (Jinja checks each template's mtime).
-        bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache)) if cache is not None else None,
-        autoescape=jinja2.select_autoescape(["html"]),
+        bytecode_cache=_BytecodeCache(str(cache)) if cache is not None else None,
+        autoescape=jinja2.select_autoescape(["html", "xml"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -217,8 +248,11 @@ def extra_pages(env, root: Path, site: Site, strings: dict, build_info: dict) ->
         out["404.html"] = get_template(env, "404.html", root).render(
             site=site.config, lang=source, s=strings[source], strings=strings, build=build_info, alternates=[],
             root=site.config.get("base_path", "/"))
+        twins: dict = {}
+        for p in site.pages:
+            twins.setdefault(p.slug, []).append(p)
         out["sitemap.xml"] = get_template(env, "sitemap.xml", root).render(
-            site=site.config, pages=site.pages, base=site.config.get("base_url", ""))
+            site=site.config, pages=site.pages, twins=twins, base=site.config.get("base_url", ""))
     except BuildError:
         raise
     except Exception as exc:

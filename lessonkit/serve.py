@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 WATCHED = ("content", "experiments", "figures", "templates")
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 EVENTS = "/__lessonkit/events"
 PING_SECONDS = 15.0
 
@@ -64,7 +65,9 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
                 if name.startswith(".") or name == "__pycache__" or name.endswith("~"):
                     continue
                 try:
-                    if entry.is_dir(follow_symlinks=True):
+                    # A linked folder is not followed (the build does not read it either): a link
+                    # loop would make this walk endless.
+                    if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
                     else:
                         st = entry.stat()
@@ -116,11 +119,27 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # one terminal line per rebuild, not per request
         pass
 
+    def _local_host(self) -> bool:
+        """Answer only requests addressed to this machine by name: a page elsewhere cannot read the
+        preview through a DNS name it points at 127.0.0.1 (DNS rebinding)."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+        return name in LOCAL_HOSTS
+
+    def do_HEAD(self):
+        if not self._local_host():
+            self.send_error(421, "Misdirected Request", "The preview answers only 127.0.0.1 and localhost.")
+            return
+        super().do_HEAD()
+
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
     def do_GET(self):
+        if not self._local_host():
+            self.send_error(421, "Misdirected Request", "The preview answers only 127.0.0.1 and localhost.")
+            return
         if urlsplit(self.path).path == EVENTS:
             self._events()
         else:
@@ -133,6 +152,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.send_error(404, "No site yet", "The build has not written the site yet: see the terminal.")
             return None
         path = self.translate_path(self.path)
+        if "\0" in path:  # /%00: no file has that name
+            self.send_error(400, "Bad request")
+            return None
         if os.path.isdir(path) and urlsplit(self.path).path.endswith("/"):
             index = os.path.join(path, "index.html")
             path = index if os.path.isfile(index) else path
@@ -181,6 +203,31 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             return
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # a page load asks for a dozen files at once; the default of 5 drops some
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # the browser went away mid-answer: nothing to report
+        print(f"preview: error answering {client_address[0]}: {sys.exc_info()[1]!r}", flush=True)
+
+
+def listen(port: int, out: Path, handler) -> _Server:
+    """Bind the preview's port before any build, so that a busy port is said at once."""
+    from .errors import BuildError
+
+    try:
+        return _Server(("127.0.0.1", port), functools.partial(handler, directory=str(out)))
+    except OverflowError:
+        raise BuildError(f"--port {port}: a port is a number from 0 to 65535") from None
+    except OSError as exc:
+        raise BuildError(f"--port {port}: cannot listen on 127.0.0.1:{port} ({exc.strerror}); "
+                         f"is another preview running? --port 0 picks a free port") from None
+
+
 def _rebuild(rebuild: Callable[[], str], state: _State) -> None:
     start = time.perf_counter()
     try:
@@ -207,10 +254,9 @@ def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, i
     state = _State()
     handler = type("Handler", (_Handler,), {"state": state, "out": out})
 
+    httpd = listen(port, out, handler)
     seen = snapshot(root)
     _rebuild(rebuild, state)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(out)))
-    httpd.daemon_threads = True
     server = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="lessonkit-serve", daemon=True)
     server.start()

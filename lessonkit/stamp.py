@@ -65,5 +65,15 @@ def up_to_date(stamp_file: Path, print_: str, out: Path) -> bool:
 
 
 def record(stamp_file: Path, print_: str, out: Path) -> None:
-    stamp_file.parent.mkdir(parents=True, exist_ok=True)
-    stamp_file.write_text(json.dumps({"fingerprint": print_, "out": _out_mark(out)}), "utf-8")
+    try:
+        stamp_file.parent.mkdir(parents=True, exist_ok=True)
+        stamp_file.write_text(json.dumps({"fingerprint": print_, "out": _out_mark(out)}), "utf-8")
+    except OSError:
+        pass  # an unwritable cache only means the next build does not know it could stop early
+
+
+def forget(stamp_file: Path) -> None:
+    try:
+        stamp_file.unlink(missing_ok=True)
+    except OSError:
+        pass

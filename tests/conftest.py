@@ -151,10 +151,10 @@ if __name__ == "__main__":
 
 TINY_PAGES = {
     "zh": "---\ntitle: 小实验\ndescription: 一页。\n---\n\n## 均值 {#mean}\n\n"
-          "{val}`tiny.n` 个数的均值是 {val}`tiny.mean`，标准差 {val}`tiny.spread`，两种求和之差{val}`tiny.noise`。\n",
+          "{val}`tiny.n` 个数的均值 $\\bar{x}$ 是 {val}`tiny.mean`，标准差 {val}`tiny.spread`，两种求和之差{val}`tiny.noise`。\n",
     "en": "---\ntitle: A tiny experiment\ndescription: One page.\ntranslated_from: {digest}\n---\n\n"
           "## The mean {#mean}\n\n"
-          "The mean of {val}`tiny.n` numbers is {val}`tiny.mean`, their spread {val}`tiny.spread`, and the two "
+          "The mean $\\bar{x}$ of {val}`tiny.n` numbers is {val}`tiny.mean`, their spread {val}`tiny.spread`, and the two "
           "sums differ by {val}`tiny.noise`.\n",
 }
 
@@ -186,3 +186,34 @@ def make_course(root: Path, experiment: str = TINY_EXPERIMENT, pages: dict | Non
 @pytest.fixture
 def tiny(tmp_path) -> Path:
     return make_course(tmp_path / "tiny")
+
+
+TINY_FIGURE = '''"""Figures of the tiny course."""
+
+import matplotlib.pyplot as plt
+
+LABELS = {"zh": "种子", "en": "seed"}
+
+
+def bars(values, lang):
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.bar([0, 1], [values["tiny.mean"], values["tiny.spread"]], color="C0")
+    ax.set_xlabel(LABELS[lang])
+    return fig
+'''
+
+FIGURE_BLOCK = "\n::: figure tiny.bars Two bars: the mean and the spread.\nThe mean and the spread.\n:::\n"
+
+
+def with_figure(root: Path, recipe: str = TINY_FIGURE) -> Path:
+    """Give a tiny course a figure on its page (and keep the translation current)."""
+    import hashlib
+
+    (root / "figures" / "tiny.py").write_text(recipe, "utf-8")
+    zh = root / "content" / "zh" / "page.md"
+    en = root / "content" / "en" / "page.md"
+    zh.write_text(zh.read_text("utf-8") + FIGURE_BLOCK, "utf-8")
+    digest = hashlib.sha256(zh.read_text("utf-8").encode("utf-8")).hexdigest()[:12]
+    text = en.read_text("utf-8")
+    en.write_text(text.replace(text.split("translated_from: ")[1][:12], digest) + FIGURE_BLOCK, "utf-8")
+    return root

@@ -185,3 +185,77 @@ def test_no_site_yet_is_a_404_page_that_listens(tmp_path, capsys):
         server.stop.set()
         server.thread.join(timeout=10)
     assert not server.thread.is_alive()
+
+
+# -- the preview against hostile requests and folders ------------------------------------------------
+
+@pytest.fixture
+def tiny_preview(tmp_path, capsys):
+    from conftest import make_course
+
+    root = make_course(tmp_path / "c")
+    out = root / "site"
+
+    def rebuild() -> str:
+        args = build_module.parse_args(["--root", str(root), "--out", str(out), "-q", "--no-search", "--seeds", "1"])
+        return build_module.preview_line(build_module.build(args, say=lambda m: None))
+
+    server = _start(root, out, rebuild)
+    yield server
+    server.stop.set()
+    server.thread.join(timeout=10)
+
+
+def _raw(url: str, request: bytes) -> bytes:
+    """Send a request as written; the answer's bytes (the server's status line first)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as conn:
+        conn.sendall(request)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return data
+
+
+def test_the_preview_answers_only_local_host_names(tiny_preview):
+    port = tiny_preview.url.rsplit(":", 1)[1].strip("/")
+    for host, status in (("127.0.0.1", b"200"), ("localhost", b"200"), (f"localhost:{port}", b"200"),
+                         ("evil.example", b"421"), ("127.0.0.1.evil.example", b"421")):
+        answer = _raw(tiny_preview.url, f"GET /index.html HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        assert answer.split(b" ")[1] == status, (host, answer[:80])
+
+
+def test_odd_requests_and_vanishing_clients_print_no_traceback(tiny_preview, capsys):
+    assert _raw(tiny_preview.url, b"GET /%00 HTTP/1.0\r\nHost: localhost\r\n\r\n").split(b" ")[1] == b"400"
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(tiny_preview.url)
+    for _ in range(50):  # ask for a page and leave before the answer
+        with socket.create_connection((parts.hostname, parts.port)) as conn:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            conn.sendall(b"GET /en/page.html HTTP/1.0\r\nHost: localhost\r\n\r\n")
+    time.sleep(0.5)
+    said = capsys.readouterr()
+    assert "Traceback" not in said.out + said.err
+
+
+def test_many_requests_at_once_are_all_answered(tiny_preview):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=100) as pool:
+        statuses = list(pool.map(lambda _: _get(tiny_preview.url + "en/page.html")[0], range(300)))
+    assert statuses == [200] * 300
+
+
+def test_a_link_loop_in_content_does_not_trap_the_watcher(tmp_path):
+    content = tmp_path / "content"
+    (content / "zh").mkdir(parents=True)
+    (content / "zh" / "page.md").write_text("x")
+    (content / "zh" / "loop1").symlink_to(".")
+    (content / "zh" / "loop2").symlink_to(".")
+    seen = serve.snapshot(tmp_path)  # returns: the links are recorded, not followed
+    assert sorted(Path(p).name for p in seen) == ["loop1", "loop2", "page.md"]

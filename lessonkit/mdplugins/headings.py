@@ -9,6 +9,7 @@ from markdown_it import MarkdownIt
 
 from ..errors import BuildError
 from .lines import line_of
+from .spans import check_id
 
 _EXPLICIT = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 
@@ -35,6 +36,11 @@ def headings_plugin(md: MarkdownIt) -> None:
                 hid = "s-" + "-".join(str(c) for c in counters[2:level + 1] or [counters[level]])
             if hid in ctx.ids:
                 raise BuildError(f"duplicate heading id {hid!r}", ctx.path, line_of(token, ctx))
+            if match:  # an author's id must not take one the page writes itself
+                try:
+                    check_id(ctx, hid)
+                except BuildError as exc:
+                    raise exc.located(ctx.path, line_of(token, ctx)) from None
             ctx.ids.add(hid)
             token.attrSet("id", hid)
             text = "".join(c.content for c in inline.children if c.type in ("text", "code_inline"))

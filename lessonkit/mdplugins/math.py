@@ -49,13 +49,17 @@ class MathCache:
         except (OSError, ValueError):
             stored = {}
         # Valid only for the converter version and the code around it that made it.
-        self.data = stored.get("formulas", {}) if stored.get("made_by") == _made_by() else {}
+        formulas = stored.get("formulas") if isinstance(stored, dict) and stored.get("made_by") == _made_by() else {}
+        self.data = {k: v for k, v in formulas.items() if isinstance(v, str)} if isinstance(formulas, dict) else {}
 
     def save(self) -> None:
         if self.path is not None and self.dirty:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             payload = {"made_by": _made_by(), "formulas": self.data}
-            self.path.write_text(json.dumps(payload, ensure_ascii=False, sort_keys=True), "utf-8")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.write_text(json.dumps(payload, ensure_ascii=False, sort_keys=True), "utf-8")
+            except OSError:
+                pass  # formulas are converted again next time
             self.dirty = False
 
 

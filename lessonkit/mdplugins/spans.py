@@ -18,6 +18,29 @@ AUDITS = {
     "unverified": (),  # neither; why: what is missing (optional)
     "refuted": ("why",),  # our measurement (key) or a source (ref) contradicts it
 }
+# What `{…}` may set, per element: enough for the course's markup, nothing that could restyle or
+# script the page (style, on…, href on a span …).
+ALLOWED = {
+    "span_open": {"class", "id", "key", "audit", "ref", "at", "why", "scope"},
+    "link_open": {"href", "title", "class", "id"},
+    "image": {"src", "alt", "title", "class", "id"},
+    "code_inline": {"class", "id"},
+}
+# Ids the page templates and plugins write themselves.
+RESERVED_IDS = {"top", "main", "claims-audit", "verification-summary"}
+RESERVED_PREFIXES = ("audit-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
+                     "home-", "table-", "eq-")
+
+
+def check_id(ctx, hid: str) -> None:
+    """An id an author gives (a heading's or a span's): unique on the page and not one the build writes."""
+    if hid in RESERVED_IDS or hid.startswith(RESERVED_PREFIXES):
+        raise BuildError(f"id {hid!r} is reserved for the page's own elements; choose another")
+    if hid in ctx.ids:
+        raise BuildError(f"duplicate id {hid!r}")
+    ctx.ids.add(hid)
+
+
 # "[text]{.term …}" left as plain text means the attributes did not parse.
 _UNPARSED = re.compile(r"\]\{[.#][^}]*\}")
 
@@ -58,6 +81,11 @@ def spans_plugin(md: MarkdownIt) -> None:
                 if token.type == "text" and _UNPARSED.search(token.content):
                     raise BuildError("malformed span attributes (quote values with dots or spaces: "
                                      'key="kvcache.gqa_saving")', ctx.path, line_of(token, ctx))
+                if token.attrs and token.type in ALLOWED:
+                    try:
+                        _check_attrs(ctx, token)
+                    except BuildError as exc:
+                        raise exc.located(ctx.path, line_of(token, ctx)) from None
                 if token.type == "span_open":
                     classes = (token.attrGet("class") or "").split()
                     text, close = _text_between(out, i)
@@ -76,6 +104,15 @@ def spans_plugin(md: MarkdownIt) -> None:
             block.children = out
 
     md.core.ruler.push("lessonkit_spans", rule)
+
+
+def _check_attrs(ctx, token) -> None:
+    allowed = ALLOWED[token.type]
+    for name in token.attrs:
+        if name not in allowed:
+            raise BuildError(f"attribute {name!r} is not allowed here (allowed: {', '.join(sorted(allowed))})")
+    if "id" in token.attrs:
+        check_id(ctx, str(token.attrs["id"]))
 
 
 def _term(ctx, token, text: str) -> str:

@@ -1,0 +1,448 @@
+"""Faulty and hostile input: every case ends in one line naming the file (and line), a non-zero exit and the
+previous site untouched; nothing outside the course is published; author code cannot end or hang the build."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, TINY_EXPERIMENT, make_course, run_build, with_figure
+
+BUILD = [sys.executable, str(ROOT / "build.py")]
+
+
+def build(root, *args, **kw):
+    return run_build("--no-search", "--seeds", "2", "--out", root / "site", *args, root=root, **kw)
+
+
+def snapshot(site: Path) -> dict:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def fails_in_one_line(result, starts: str, contains: str = "") -> str:
+    assert result.returncode != 0, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"error: {starts}"), lines[0]
+    assert contains in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def built(tmp_path):
+    """A tiny course with a figure, built once; the test breaks it and expects the site to stay."""
+    root = with_figure(make_course(tmp_path / "c"))
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    return root, snapshot(root / "site")
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text("utf-8").splitlines(), 1) if text in line)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+# -- author code cannot end, hang or answer for the build ------------------------------------------
+
+RECIPE_FIRST_LINE = '    fig, ax = plt.subplots(figsize=(3, 2))\n'
+
+
+@pytest.mark.parametrize("code, message", [
+    ("raise SystemExit(0)", "figure 'tiny.bars' (zh) failed: the recipe called exit(0)"),
+    ("import sys; sys.exit(3)", "figure 'tiny.bars' (zh) failed: the recipe called exit(3)"),
+    ("import os; os._exit(0)", "figure 'tiny.bars' (zh): the recipe's process ended (exit status 0) before saving it"),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL (out of memory?)"),
+    ("values['tiny.maen']", "figure 'tiny.bars' reads unknown value 'tiny.maen' (did you mean 'tiny.mean'?)"),
+])
+def test_a_figure_recipe_cannot_end_the_build(built, code, message):
+    root, before = built
+    recipe = root / "figures/tiny.py"
+    edit(recipe, RECIPE_FIRST_LINE, f"    {code}\n" + RECIPE_FIRST_LINE)
+    line = line_of(recipe, code)
+    result = build(root)
+    where = "figures/tiny.py" if "process" in message or "SIGKILL" in message else f"figures/tiny.py:{line}"
+    fails_in_one_line(result, where, message)
+    assert snapshot(root / "site") == before
+
+
+def test_a_figure_module_may_parse_its_own_command_line_and_print(built):
+    root, _ = built
+    edit(root / "figures/tiny.py", "LABELS =", "import argparse\nargparse.ArgumentParser().parse_args()\n"
+                                             "print('drawing')\nLABELS =")
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert "drawing" not in result.stdout + result.stderr
+
+
+def test_a_hanging_figure_recipe_is_stopped(built):
+    root, before = built
+    edit(root / "figures/tiny.py", RECIPE_FIRST_LINE, "    import time; time.sleep(600)\n" + RECIPE_FIRST_LINE)
+    edit(root / "content/site.yaml", "pages:", "experiment_timeout: 3\npages:")
+    fails_in_one_line(build(root), "figures/tiny.py", "figure 'tiny.bars' (zh) timed out: no SVG after 3 s")
+    assert snapshot(root / "site") == before
+
+
+@pytest.mark.parametrize("code, message", [
+    ("raise SystemExit(0)", "experiment tiny failed (seed 0): the experiment called exit(0)"),
+    ("import os; os._exit(0)", "experiment tiny failed (seed 0): ended (exit status 0) before reporting seed 0"),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+     "experiment tiny failed (seed 0): killed by SIGKILL (out of memory?)"),
+])
+def test_an_experiment_cannot_end_the_build(built, code, message):
+    root, before = built
+    path = root / "experiments/tiny.py"
+    edit(path, "    rng = np.random.default_rng(seed)\n", f"    {code}\n    rng = np.random.default_rng(seed)\n")
+    result = build(root)
+    where = f"experiments/tiny.py:{line_of(path, code)}" if "exit(0)" in message else "experiments/tiny.py"
+    fails_in_one_line(result, where, message)
+    assert snapshot(root / "site") == before
+
+
+def test_an_experiment_writing_to_the_real_stdout_does_not_reach_the_build(built):
+    root, _ = built
+    edit(root / "experiments/tiny.py", "    rng = np.random.default_rng(seed)\n",
+         "    os.write(1, b'{' * 5000)\n    rng = np.random.default_rng(seed)\n")
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert "{{{" not in result.stdout + result.stderr
+
+
+def test_a_criterion_with_a_typo_names_the_claim_and_its_line(tmp_path):
+    source = TINY_EXPERIMENT.replace('criterion="abs(mean) < 0.6"', 'criterion="abs(maen) < 0.6"')
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", 'Claim(id="mean"')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}",
+                      "claim 'mean': criterion 'abs(maen) < 0.6' cannot be evaluated: NameError")
+
+
+# -- the site is swapped whole, by one build at a time ---------------------------------------------
+
+def test_the_site_is_never_missing_while_builds_replace_it(built):
+    root, _ = built
+    index = root / "site" / "index.html"
+    gaps, stop = [], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            if not index.is_file():
+                gaps.append(time.monotonic())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(4):
+            assert build(root, "--force").returncode == 0
+    finally:
+        stop.set()
+        watcher.join()
+    assert gaps == []
+
+
+def test_leftovers_of_a_killed_build_are_removed(built):
+    root, _ = built
+    for name in (".site.new-dead1", ".site.old-dead2"):
+        (root / name).mkdir()
+        (root / name / "x.html").write_text("half")
+    assert build(root, "--force").returncode == 0
+    assert not list(root.glob(".site.*"))
+
+
+def test_overlapping_builds_take_turns(built):
+    root, _ = built
+    cmd = [*BUILD, "--root", str(root), "--out", str(root / "site"), "--no-search", "--seeds", "2", "--force"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert any("another build of this course is running" in out for out, _ in outs)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o755), (0o027, 0o750)])
+def test_the_site_follows_the_umask(tmp_path, umask, mode):
+    root = make_course(tmp_path / "c")
+    result = subprocess.run([*BUILD, "--root", str(root), "--out", str(root / "site"), "--no-search", "--seeds", "1"],
+                            capture_output=True, text=True, preexec_fn=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE((root / "site").stat().st_mode) == mode
+    assert stat.S_IMODE((root / "site/en/page.html").stat().st_mode) == mode & 0o666
+
+
+def test_a_site_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    from lessonkit import output
+    from lessonkit.errors import BuildError
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(BuildError, match="cannot write the site next to .*: Permission denied"):
+        output.write_site({"index.html": b"x"}, tmp_path / "site")
+
+
+# -- nothing that should not be published ----------------------------------------------------------
+
+def test_a_javascript_url_in_references_is_refused(tmp_path):
+    root = make_course(tmp_path / "c")
+    (root / "content/references.yaml").write_text('evil:\n  authors: "X"\n  year: 2020\n  title: "T"\n'
+                                                   '  url: "javascript:alert(9)"\n', "utf-8")
+    fails_in_one_line(build(root), "content/references.yaml:1", "url 'javascript:alert(9)' is not an http(s)")
+
+
+def test_a_link_to_a_file_outside_the_course_is_never_published(built):
+    root, before = built
+    secret = root.parent / "secret.txt"
+    secret.write_text("root:x:0:0")
+    (root / "templates/static/passwd.txt").symlink_to(secret)
+    fails_in_one_line(build(root), "templates/static/passwd.txt", "outside the course")
+    assert snapshot(root / "site") == before
+    (root / "templates/static/passwd.txt").unlink()
+    (root / "templates/_evil.html").symlink_to(secret)
+    edit(root / "templates/page.html", "{% block main %}", "{% block main %}{% include '_evil.html' %}")
+    fails_in_one_line(build(root), "templates/_evil.html", "outside the course")
+
+
+@pytest.mark.parametrize("markup, message", [
+    ('[x]{style="position:fixed;inset:0"}', "attribute 'style' is not allowed here"),
+    ('`x`{style="color:red"}', "attribute 'style' is not allowed here"),
+    ("[x]{#top}", "id 'top' is reserved"),
+    ("[x]{#mine} and [y]{#mine}", "duplicate id 'mine'"),
+    ("[x]{#mean}", "duplicate id 'mean'"),  # the heading's
+])
+def test_span_attributes_are_a_short_list_and_ids_are_unique(tmp_path, markup, message):
+    root = make_course(tmp_path / "c")
+    page = root / "content/zh/page.md"
+    page.write_text(page.read_text("utf-8") + f"\n{markup}\n", "utf-8")
+    fails_in_one_line(build(root), f"content/zh/page.md:{len(page.read_text('utf-8').splitlines())}", message)
+
+
+def test_the_sitemap_is_escaped_and_checked(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    root = make_course(tmp_path / "c", config="base_url: https://example.org/a/\n")
+    for lang in ("zh", "en"):
+        (root / f"content/{lang}/page.md").rename(root / f"content/{lang}/r&d.md")
+    edit(root / "content/site.yaml", "pages: [page]", "pages: [r&d]")
+    result = build(root, "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    urls = [e.text for e in ET.parse(root / "site/sitemap.xml").iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert "https://example.org/a/zh/r%26d.html" in urls
+    (root / "site/sitemap.xml").write_text("<urlset><url></urlset>")
+    check = run_build("--check-only", "--out", root / "site", root=root)
+    assert check.returncode == 1 and "sitemap.xml: malformed XML" in check.stderr
+
+
+BOMB = ('a: &a ["x","x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n'
+        'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n'
+        'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n')
+
+
+@pytest.mark.parametrize("front, message", [
+    ("description: {a: 1}", "front matter 'description': expected one line of text, got a dict"),
+    ("description: &x [1, 2]\ntitle2: *x", "unknown front-matter key 'title2'"),
+    ("\n".join("x" + line for line in BOMB.splitlines()), "aliases expand to more than"),
+])
+def test_front_matter_is_typed_and_yaml_bombs_are_refused(tmp_path, front, message):
+    root = make_course(tmp_path / "c")
+    page = root / "content/zh/page.md"
+    edit(page, "description: 一页。", front.replace("xa:", "description:", 1) if "xa:" in front else front)
+    result = build(root)
+    fails_in_one_line(result, "content/zh/page.md", message)
+
+
+def test_a_format_cannot_write_a_huge_page(tmp_path):
+    root = make_course(tmp_path / "c")
+    edit(root / "content/zh/page.md", "{val}`tiny.mean`", "{val}`tiny.mean:>50000000`")
+    fails_in_one_line(build(root), "content/zh/page.md:", "widths and precisions above 40 are refused")
+
+
+# -- caches: an unreadable entry is a miss, an unwritable cache a warning --------------------------
+
+@pytest.mark.parametrize("where", ["figures", "pages", "highlight", "math.json", "verdicts.json", "templates"])
+def test_damaged_cache_entries_are_misses(built, where):
+    root, before = built
+    cache = root / ".cache" / where
+    files = [cache] if cache.is_file() else [p for p in cache.rglob("*") if p.is_file()]
+    assert files, f"nothing cached in {where}"
+    for path in files:
+        path.write_bytes(b"\x00garbage{")
+    (root / ".cache/build-stamp.json").unlink()
+    result = build(root)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    pages = {k: v for k, v in snapshot(root / "site").items() if k.endswith(".html") or k.endswith(".svg")}
+    assert pages == {k: v for k, v in before.items() if k in pages}
+
+
+def test_an_unwritable_cache_still_builds(tmp_path):
+    root = with_figure(make_course(tmp_path / "c"))
+    (root / ".cache").write_text("not a folder")  # every cache write fails, as on a read-only disk
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert "warning: cannot write the experiment cache" in result.stdout
+    assert (root / "site/en/page.html").is_file()
+
+
+# -- configuration and command line ------------------------------------------------------------------
+
+@pytest.mark.parametrize("config, starts, message", [
+    ("base_url: 123\n", "content/site.yaml:", "base_url: expected an http(s) address"),
+    ("base_url: 'https://x.org/<a>&b'\n", "content/site.yaml:", "base_url: expected an http(s) address"),
+    ("source_language: fr\n", "content/site.yaml:", "source_language 'fr' is not one of the languages"),
+    ("seed: abc\n", "content/site.yaml:", "seed: expected a whole number"),
+    ("experiment_timeout: -1\n", "content/site.yaml:", "experiment_timeout: expected seconds"),
+])
+def test_bad_configuration_is_one_line(tmp_path, config, starts, message):
+    root = make_course(tmp_path / "c", config=config)
+    fails_in_one_line(build(root), starts, message)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("languages: [zh, en]", "languages: [zh, zh]", "languages: 'zh' is listed twice"),
+    ("pages: [page]", "pages: page", "pages: expected a list of names"),
+    ("pages: [page]", "pages: [page, page]", "pages: 'page' is listed twice"),
+    ("experiments: [tiny]", "experiments: tiny", "experiments: expected a list of names"),
+    ("experiments: [tiny]", "experiments: [../experiments/tiny]", "experiment '../experiments/tiny': expected"),
+    ("title:\n  zh: 小课\n  en: A tiny course", "title: {zh: 小课}", "title: expected text, or one text per language"),
+])
+def test_bad_lists_in_site_yaml_are_one_line(tmp_path, old, new, message):
+    root = make_course(tmp_path / "c")
+    edit(root / "content/site.yaml", old, new)
+    fails_in_one_line(build(root), "content/site.yaml:", message)
+
+
+def test_a_plain_title_and_a_page_without_description_build(tmp_path):
+    root = make_course(tmp_path / "c")
+    edit(root / "content/site.yaml", "title:\n  zh: 小课\n  en: A tiny course", "title: Tiny")
+    for lang in ("zh", "en"):
+        page = root / f"content/{lang}/page.md"
+        page.write_text("\n".join(ln for ln in page.read_text("utf-8").splitlines()
+                                  if not ln.startswith("description:")) + "\n", "utf-8")
+    import hashlib
+
+    zh = (root / "content/zh/page.md").read_text("utf-8")
+    en = root / "content/en/page.md"
+    text = en.read_text("utf-8")
+    en.write_text(text.replace(text.split("translated_from: ")[1][:12],
+                               hashlib.sha256(zh.encode()).hexdigest()[:12]), "utf-8")
+    result = build(root, "--strict")
+    assert result.returncode == 0, result.stderr
+    assert "<title>A tiny experiment · Tiny</title>" in (root / "site/en/page.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("glossary, message", [
+    ("- id: t\n  zh: 词\n", "glossary entry 't' has no en term"),
+    ("- id: t\n  zh: 词\n  en: word\n- id: t\n  zh: 字\n  en: char\n", "glossary id 't' is used twice"),
+    ("- zh: 词\n  en: word\n", "glossary entry 1: needs an id"),
+])
+def test_a_bad_glossary_is_one_line(tmp_path, glossary, message):
+    root = make_course(tmp_path / "c")
+    (root / "content/glossary.yaml").write_text(glossary, "utf-8")
+    fails_in_one_line(build(root), "content/glossary.yaml", message)
+
+
+def test_a_reference_without_a_title_is_one_line(tmp_path):
+    root = make_course(tmp_path / "c")
+    (root / "content/references.yaml").write_text('x:\n  authors: "A"\n  year: 2020\n', "utf-8")
+    fails_in_one_line(build(root), "content/references.yaml:1", "reference 'x' needs a title")
+
+
+@pytest.mark.parametrize("out, message", [("README.md", "not a folder"), ("/dev/null", "not a folder")])
+def test_out_must_be_a_folder(tmp_path, out, message):
+    root = make_course(tmp_path / "c")
+    (root / "README.md").write_text("mine")
+    target = root / out if not out.startswith("/") else Path(out)
+    result = run_build("--no-search", "--seeds", "1", "--out", target, root=root)
+    fails_in_one_line(result, f"--out {target}", message)
+    assert (root / "README.md").read_text() == "mine"
+
+
+def test_a_port_out_of_range_is_refused(tmp_path):
+    result = run_build("--serve", "--port", "99999", root=make_course(tmp_path / "c"))
+    assert result.returncode == 2 and "a port is a number from 0 to 65535" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_busy_port_is_said_before_building(tmp_path):
+    import socket
+
+    root = make_course(tmp_path / "c")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_build("--serve", "--port", str(port), "--out", root / "site", root=root)
+    fails_in_one_line(result, f"--port {port}", "--port 0 picks a free port")
+    assert not (root / "site").exists(), "nothing was built"
+
+
+# -- --mark-translated touches one translation's stamp, nothing else ----------------------------------
+
+def test_mark_translated_refuses_the_source_and_paths_outside(tmp_path):
+    root = make_course(tmp_path / "c")
+    before = snapshot(root / "content")
+    result = run_build("--mark-translated", "zh/page.md", root=root)
+    fails_in_one_line(result, "zh/page.md: this is the zh source, not a translation")
+    outside = tmp_path / "somewhere" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text("---\ntitle: mine\n---\n")
+    result = run_build("--mark-translated", "en/../../../somewhere/notes.md", root=root)
+    fails_in_one_line(result, "en/../../../somewhere/notes.md: not a translation page of this course")
+    assert outside.read_text() == "---\ntitle: mine\n---\n"
+    assert snapshot(root / "content") == before
+
+
+def test_mark_translated_keeps_the_files_line_endings(tmp_path):
+    root = make_course(tmp_path / "c")
+    en = root / "content/en/page.md"
+    en.write_bytes(en.read_bytes().replace(b"\n", b"\r\n").replace(b"translated_from: ", b"translated_from: 0"))
+    result = run_build("--mark-translated", "en/page.md", root=root)
+    assert result.returncode == 0, result.stderr
+    data = en.read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert build(root, "--strict").returncode == 0
+
+
+# -- the dependencies, as authors type the command ---------------------------------------------------
+
+def test_python_without_the_dependencies_uses_the_projects_venv(tmp_path):
+    venv = ROOT / ".venv" / "bin" / "python"
+    if not venv.is_file():
+        pytest.skip("no .venv here: make site creates it")
+    bare = subprocess.run([sys.executable, "-c", "import sys; print(sys.base_prefix)"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    python = Path(bare) / "bin" / "python3"
+    root = make_course(tmp_path / "c")
+    result = subprocess.run([str(python), "-I", str(ROOT / "build.py"), "--root", str(root), "--out",
+                             str(root / "site"), "--no-search", "--seeds", "1"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (root / "site/index.html").is_file()
+
+
+def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one(built, tmp_path):
+    import random
+    import signal
+
+    root, old = built
+    edit(root / "content/zh/page.md", "## 均值 {#mean}", "## 均值（新） {#mean}")
+    assert run_build("--no-search", "--seeds", "2", "--out", tmp_path / "new", root=root).returncode == 0
+    new = snapshot(tmp_path / "new")
+    assert new != old
+    rng = random.Random(7)
+    cmd = [*BUILD, "--root", str(root), "--out", str(root / "site"), "--no-search", "--seeds", "2", "--force"]
+    for _ in range(6):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.2, 3.0))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert snapshot(root / "site") in (old, new)
+    assert build(root).returncode == 0
+    assert snapshot(root / "site") == new and not list(root.glob(".site.*"))

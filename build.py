@@ -50,130 +50,136 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
-    from lessonkit import claims, content, figures, output, pagecache, render, search, stamp
-    from lessonkit.errors import BuildError
-    from lessonkit.versions import package_version
-
-    def parse(page):
-        from lessonkit import markdown  # the Markdown stack loads only when a page needs rendering
-
-        markdown.math_cache().open(cache / "math.json")
-        ctx = markdown.PageContext(page, measurements, strings[page.lang], slugs, glossary, references)
-        return ctx, markdown.parse(ctx)
-
-    def render_body(tokens, ctx) -> str:
-        from lessonkit import markdown
-
-        return markdown.render(tokens, ctx)
+    """load → measure → parse → draw → render → write (with the search index). Returns what was done."""
+    from lessonkit.pagecache import PageCache
 
     start = time.perf_counter()
+    course = load(args, say)
+    measured = measure(course, args, say)
+    pages_cache = PageCache(course.cache / "pages", measured.reports)
+    pages = parse(course, measured, pages_cache, args, say)
+    drawn = draw(course, pages, measured, args, say)
+    files, rendered = render(course, pages, measured, drawn, pages_cache, args, say)
+    write(files, args, say)
+    return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "built": pages,
+            "claims": len(measured.claims), "runs": sum(r.ran for r in measured.reports), "seeds": len(course.seeds),
+            "seconds": time.perf_counter() - start, "audits": _audits(course, pages)}
+
+
+def _audits(course, pages: list) -> dict:
+    from lessonkit.render import audit_counts
+
+    source = course.site.source_language
+    return audit_counts([a for b in pages if b.lang == source for a in b.collected.audits])
+
+
+def load(args: argparse.Namespace, say):
+    """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
+    from lessonkit import content, render, stamp
+    from lessonkit.errors import BuildError
+    from lessonkit.model import Course
+
     root = args.root.resolve()
-    cache = root / ".cache"
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
-    stamp.forget(cache / "build-stamp.json")
+    stamp.forget(root / ".cache" / "build-stamp.json")
     check_out(root, args.out.resolve())
     if args.force:
-        (cache / "math.json").unlink(missing_ok=True)
-
-    # 1. load content
+        (root / ".cache" / "math.json").unlink(missing_ok=True)
     site = content.load_site(root)
-    for page, message in site.stale:
-        if args.strict:
-            raise BuildError(message, page.path)
-        say(f"warning: {page.path}: {message}")
-    seed = site.config["seed"] if args.seed is None else args.seed
-    seeds = seed_set(site.config, args)
-
-    # 2. run experiments over the seeds (cached) and 3. evaluate claims on every seed
-    reports = measure(root, site.config, seeds, args, say)
-    verdicts = claims.Verdicts(cache / "verdicts.json")
-    measurements = claims.collect(reports, verdicts)
-    verdicts.save()
-
-    # 4. parse Markdown, for the pages whose inputs changed; the others come from the page cache
-    strings = render.load_strings(root, site.languages)
-    glossary = content.load_glossary(root, site.languages)
-    references = content.load_references(root)
-    slugs = set(site.config["pages"])
-    pages_cache = pagecache.PageCache(cache / "pages", reports)
-    shared = pagecache.tree_digest(root / "templates", root / "content" / "site.yaml", ROOT / "lessonkit",
-                                   ROOT / "build.py",
-                                   *[root / "content" / n for n in ("glossary.yaml", "references.yaml")
-                                     if (root / "content" / n).is_file()])
-    shared += " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders
-    pages = []  # (page, nav, key, ctx or cached page, tokens or None)
     for page in site.pages:
-        nav = navigation(page, site)
-        key = pagecache.digest(shared, seed, str(page.path), page.digest, nav_key(nav),
-                               any(p is page for p, _ in site.stale))
-        hit = None if args.force else pages_cache.load(page, key)
-        pages.append((page, nav, key, hit, None) if hit else (page, nav, key, *parse(page)))
-    check_twins(pages, site.config["source_language"])
+        if site.is_stale(page):
+            if args.strict:
+                raise BuildError(site.stale[str(page.path)], page.path)
+            say(f"warning: {page.path}: {site.stale[str(page.path)]}")
+    return Course(root, site, render.load_strings(root, site.languages), content.load_glossary(root, site.languages),
+                  content.load_references(root), seed_set(site.config, args))
 
-    # 5. draw figures (only when their recipe or values changed)
-    files: dict[str, bytes] = output.static_files(root / "templates" / "static", root)
+
+def measure(course, args: argparse.Namespace, say):
+    """Every experiment over the seeds (what is not cached runs on the chosen executor), every claim judged."""
+    from lessonkit import claims
+
+    reports = run_experiments(course.root, course.site.config, course.seeds, args, say)
+    verdicts = claims.Verdicts(course.cache / "verdicts.json")
+    measured = claims.collect(reports, verdicts)
+    verdicts.save()
+    return measured
+
+
+def parse(course, measured, pages_cache, args: argparse.Namespace, say) -> list:
+    """Every page's Markdown as body HTML: the unchanged from the page cache, the rest in parallel when many."""
+    from lessonkit import pages
+    from lessonkit.versions import package_version
+
+    # A renderer upgrade re-renders every page.
+    renderers = " ".join(package_version(name) for name in RENDERERS)
+    built = pages.parse_all(course, measured, pages_cache, pages.shared_inputs_key(course, ROOT, renderers),
+                            force=args.force, jobs=args.jobs, say=say)
+    pages.check_twins(built, course.site.source_language)
+    return built
+
+
+def draw(course, pages: list, measured, args: argparse.Namespace, say) -> dict:
+    """Every figure a page shows, in each page's language: from the cache, or drawn by the recipes."""
+    from lessonkit import figures
+
     wanted = {}
-    for page, _, _, ctx, _ in pages:
-        for fid, line in ctx.figures:
-            wanted.setdefault((fid, page.lang), (page.path, line))
-    drawn = figures.draw_all(root, cache / "figures", wanted, measurements.values,
-                             timeout=site.config["experiment_timeout"], force=args.force, warn=say)
+    for built in pages:
+        for fid, line in built.collected.figures:
+            wanted.setdefault((fid, built.lang), (built.page.path, line))
+    return figures.draw_all(course.root, course.cache / "figures", wanted, measured.values,
+                            timeout=course.site.config["experiment_timeout"], force=args.force, warn=say)
+
+
+def render(course, pages: list, measured, drawn: dict, pages_cache, args: argparse.Namespace,
+           say) -> tuple[dict, int]:
+    """Every file of the site, as bytes: pages through the templates, figures, the home, glossary, search, sitemap."""
+    from lessonkit import figures, output
+    from lessonkit import render as templates
+
+    files: dict[str, bytes] = output.static_files(course.root / "templates" / "static", course.root)
     sizes = {}
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg
-        sizes[(fid, lang)] = figures.svg_size(svg)
-
-    # 6. render pages
-    changed = sum(tokens is not None or not pages_cache.still_valid(ctx, sizes) for _, _, _, ctx, tokens in pages)
-    say(f"rendering {changed} of {len(pages)} pages" if changed else "no page changed")
-    env = render.environment(root, cache / "templates")
-    info = {"seed": seed, "seeds": len(seeds), "search": not args.no_search}
-    rendered = 0
-    for i, (page, nav, key, ctx, tokens) in enumerate(pages):
-        if tokens is None:
-            if pages_cache.still_valid(ctx, sizes):
-                files[page.url] = ctx.html.encode("utf-8")
-                continue
-            ctx, tokens = parse(page)
-        ctx.figure_sizes.update(sizes)
-        html = render.page_html(env, root, site, page, ctx, render_body(tokens, ctx), nav, info)
-        pages_cache.store(page, key, ctx, html, sizes)
-        pages[i] = (page, nav, key, ctx, tokens)
-        files[page.url] = html.encode("utf-8")
-        rendered += 1
-    if "lessonkit.markdown" in sys.modules:
-        sys.modules["lessonkit.markdown"].math_cache().save()
-    contexts = [ctx for _, _, _, ctx, _ in pages]
-    for ctx in contexts:
-        for line, message in ctx.warnings:
-            say(f"warning: {ctx.page.path}:{line}: {message}")
-    bare = sum(len(ctx.unaccounted) for ctx in contexts)
+        sizes[fid, lang] = figures.svg_size(svg)
+    todo = [b for b in pages if not pages_cache.html_valid(b, sizes)]
+    say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
+    env = templates.environment(course.root, course.strings, course.cache / "templates")
+    info = {"seed": course.seed, "seeds": len(course.seeds), "search": not args.no_search}
+    for built in todo:
+        built.html = templates.page_html(env, course, built, measured, sizes, info)
+        pages_cache.store(built, sizes)
+    for built in pages:
+        files[built.page.url] = built.html.encode("utf-8")
+        for line, message in built.collected.warnings:
+            say(f"warning: {built.page.path}:{line}: {message}")
+    bare = sum(len(b.collected.unaccounted) for b in pages)
     if bare:
         say(f"note: {bare} number(s) in prose are neither measured, audited nor marked literal "
             f"(python build.py --check lists them)")
-    if glossary:
-        for lang in site.languages:
-            files[f"{lang}/glossary.html"] = render.glossary_html(
-                env, root, site, lang, strings, glossary, contexts, info).encode("utf-8")
-    files["index.html"] = render.index_html(env, root, site, strings, info, bool(glossary)).encode("utf-8")
-    files.update({name: text.encode("utf-8") for name, text in render.extra_pages(env, root, site, strings, info).items()})
+    if course.glossary:
+        for lang in course.site.languages:
+            files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
+    files["index.html"] = templates.index_html(env, course, info, bool(course.glossary)).encode("utf-8")
+    files.update({name: text.encode("utf-8") for name, text in templates.extra_pages(env, course, info).items()})
+    site = course.site
     files["lessonkit.json"] = json.dumps({
-        "seed": seed, "seeds": seeds, "languages": site.languages, "base_path": site.config.get("base_path", "/"),
-        "stale": [[str(p.path), message] for p, message in site.stale],
+        "seed": course.seed, "seeds": course.seeds, "languages": site.languages,
+        "base_path": site.config.get("base_path", "/"), "stale": [[path, why] for path, why in site.stale.items()],
         # Numbers in prose that nothing accounts for: --check reports them with their lines.
-        "unaccounted": [[str(ctx.page.path), line, number, excerpt]
-                        for ctx in contexts for line, number, excerpt in ctx.unaccounted],
+        "unaccounted": [[str(b.page.path), line, number, excerpt]
+                        for b in pages for line, number, excerpt in b.collected.unaccounted],
     }, ensure_ascii=False, indent=1).encode("utf-8")
+    return files, len(todo)
 
-    # 7. write the site atomically, with its search index
+
+def write(files: dict, args: argparse.Namespace, say) -> None:
+    """The site swapped in whole, with its search index made over the finished pages first."""
+    from lessonkit import output, search
+
     if not args.no_search:
         say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
     output.write_site(files, args.out, finish=None if args.no_search else search.index)
-    source = site.config["source_language"]
-    audits = render.audit_counts([a for ctx in contexts if ctx.lang == source for a in ctx.audits])
-    return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "content_pages": len(pages),
-            "claims": len(measurements.claims), "runs": sum(r.ran for r in reports), "seeds": len(seeds),
-            "seconds": time.perf_counter() - start, "audits": audits, "contexts": contexts}
 
 
 def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
@@ -187,7 +193,7 @@ def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
     return list(range(seed, seed + count))
 
 
-def measure(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say) -> list:
+def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say) -> list:
     """Every experiment's reports over the seeds; what is not cached runs on the chosen executor."""
     from lessonkit import executors, experiments
 
@@ -209,48 +215,6 @@ def check_out(root: Path, out: Path) -> None:
         raise BuildError(f"--out {out}: not a folder; choose a folder for the site")
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise BuildError(f"--out {out}: not empty and not a site this tool built ({MANIFEST} missing)")
-
-
-def navigation(page, site) -> dict:
-    """Previous and next pages in the same language, and the section index above the page."""
-    same_lang = [p for p in site.pages if p.lang == page.lang]
-    k = same_lang.index(page)
-    return {"prev": same_lang[k - 1] if k else None,
-            "next": same_lang[k + 1] if k + 1 < len(same_lang) else None,
-            "crumbs": _crumbs(page, same_lang)}
-
-
-def nav_key(nav: dict) -> list:
-    """What of the navigation ends up in a page: neighbours' addresses and titles."""
-    return [[p.url, p.meta["title"]] if p else None for p in (nav["prev"], nav["next"])] + [nav["crumbs"]]
-
-
-def check_twins(pages, source: str) -> None:
-    """A translation keeps its source's section ids, in order: the language switch lands on them."""
-    from lessonkit.errors import BuildError
-
-    by_key = {(page.lang, page.slug): ctx.toc for page, _, _, ctx, _ in pages}
-    for page, _, _, ctx, _ in pages:
-        mine = ctx.toc
-        if page.lang == source:
-            continue
-        theirs = [h["id"] for h in by_key[(source, page.slug)]]
-        for i, heading in enumerate(mine):
-            if i >= len(theirs) or heading["id"] != theirs[i]:
-                expected = repr(theirs[i]) if i < len(theirs) else "no heading"
-                raise BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
-                                 page.path, heading["line"])
-        if len(mine) < len(theirs):
-            raise BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has", page.path)
-
-
-def _crumbs(page, same_lang):
-    """The section index above a page, if the page sits in a folder with one."""
-    if "/" not in page.slug:
-        return []
-    folder = page.slug.rsplit("/", 1)[0]
-    index = next((p for p in same_lang if p.slug == f"{folder}/index"), None)
-    return [{"url": index.url, "title": index.meta["title"]}] if index and index is not page else []
 
 
 def build_if_changed(args: argparse.Namespace, say) -> dict | None:
@@ -282,7 +246,7 @@ def summary(result: dict, out: Path) -> str:
     audited = ("; audited statements: " + ", ".join(f"{n} {status}" for status, n in audits.items())
                if any(audits.values()) else "")
     return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
-            f"{result['content_pages'] - result['rendered']} unchanged): {result['claims']} claims held on "
+            f"{len(result['built']) - result['rendered']} unchanged): {result['claims']} claims held on "
             f"{result['seeds']} seed(s), {result['runs']} experiment run(s){audited}, {result['seconds']:.2f} s")
 
 
@@ -319,7 +283,7 @@ def check(args: argparse.Namespace) -> int:
     from lessonkit import checks
 
     problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict,
-                          runner=lambda root, config, seeds: measure(root, config, seeds, args, lambda m: None))
+                          runner=lambda root, config, seeds: run_experiments(root, config, seeds, args, lambda m: None))
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -150,6 +150,41 @@ def plain(value):
     return value
 
 
+def value_lines(module, keys) -> dict:
+    """The line of the experiment file that stores each value: where its key is written into the dict
+    run() returns (`"p2.ratio": …`, `out["gqa.saving"] = …`, or an f-string key such as
+    `out[f"{norm}.spread"] = …`, matched as a pattern). Provenance panels show these lines."""
+    import ast
+    import re
+
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    run = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "run"), tree)
+    exact, patterns = {}, []
+
+    def note(expr, line):
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            exact.setdefault(expr.value, line)
+        elif isinstance(expr, ast.JoinedStr):
+            parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+?" for v in expr.values]
+            patterns.append((re.compile("".join(parts) + "$"), line))
+
+    for scope in (run, tree):  # run() first; then helpers that build part of the dict
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Dict):
+                for key in node.keys:
+                    if key is not None:
+                        note(key, key.lineno)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                note(node.slice, node.lineno)
+        found = {k: exact.get(k) or next((line for p, line in patterns if p.match(k)), None) for k in keys}
+        if all(found.values()):
+            break
+    return {k: line for k, line in found.items() if line}
+
+
 def _claim_error(claim: Claim, message: str) -> ValueError:
     error = ValueError(f"claim {claim.id!r}: {message}")
     error.claim_line = claim.line  # where the build's error message points
@@ -193,6 +228,7 @@ def measure(module, seed: int) -> dict:
         })
     lines = inspect.getsourcelines(module.run)
     return {
+        "lines": value_lines(module, values),
         "name": module.NAME,
         "seed": seed,
         "params": params,

@@ -18,7 +18,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .content import LANG_TAGS
 from .numbers import E_NOTATION, FormatError, format_bound, format_value, raw
 
 MANIFEST = "lessonkit.json"
@@ -235,7 +234,7 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str)
 
 def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
     out = []
-    lang = next((lang for lang, tag in LANG_TAGS.items() if tag == s.lang and lang in strings), next(iter(strings)))
+    lang = next((lang for lang in strings if strings[lang]["tag"] == s.lang), next(iter(strings)))
     for attrs, text in s.values:
         key, shown_raw, fmt = attrs["data-key"], attrs.get("data-value"), attrs.get("data-format")
         if key not in m.values:
@@ -251,7 +250,7 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
             expected = format_bound(*m.bounds[key], strings[lang])
         else:
             try:
-                expected = format_value(value, fmt, lang)
+                expected = format_value(value, fmt, strings[lang]["list_sep"])
             except FormatError as exc:
                 out.append(f"{rel}: value {key}: {exc}")
                 continue

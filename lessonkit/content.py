@@ -4,46 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import yaml
 
 from .errors import BuildError
+from .model import Page, Site
 
-LANG_TAGS = {"zh": "zh-CN", "en": "en"}  # the lang attribute of each language's pages
 PAGE_KEYS = {"title", "description", "translated_from"}
 SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "seeds", "experiments",
              "experiment_timeout", "pages", "base_url"}
-
-
-@dataclass
-class Page:
-    slug: str  # "chapter-3/intro": the path below content/<lang>/, without .md
-    lang: str
-    path: Path  # relative to the project root, for error messages
-    meta: dict
-    body: str
-    body_line: int  # the file line on which the body starts (1-based)
-    digest: str  # sha256 of the file, first 12 hex digits
-
-    @property
-    def url(self) -> str:
-        return f"{self.lang}/{self.slug}.html"
-
-
-@dataclass
-class Site:
-    config: dict
-    pages: list = field(default_factory=list)  # every Page, in site order, zh first
-    stale: list = field(default_factory=list)  # (translation Page, message)
-
-    def page(self, lang: str, slug: str) -> Page | None:
-        return next((p for p in self.pages if p.lang == lang and p.slug == slug), None)
-
-    @property
-    def languages(self) -> list[str]:
-        return self.config["languages"]
 
 
 def read_text(path: Path, shown: Path | str) -> str:
@@ -166,10 +136,15 @@ def load_config(root: Path) -> dict:
         first = sorted(unknown, key=str)[0]
         raise BuildError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (known: "
                          f"{', '.join(sorted(SITE_KEYS))})", *at(first))
+    # A language is a content folder, an interface-strings file, and an entry here.
     languages = _names(config.setdefault("languages", ["zh", "en"]), "languages", at("languages"))
-    unknown_lang = [lang for lang in languages if lang not in LANG_TAGS]
-    if unknown_lang or len(languages) != 2:
-        raise BuildError(f"languages must be two of {', '.join(LANG_TAGS)}; got {languages}", *at("languages"))
+    for lang in languages:
+        if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
+            raise BuildError(f"language {lang!r}: expected a code such as zh, en, ja, pt-BR", *at("languages"))
+        if not (root / "templates" / "i18n" / f"{lang}.yaml").is_file():
+            known = sorted(p.stem for p in (root / "templates" / "i18n").glob("*.yaml"))
+            raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
+                             f"the course has {', '.join(known) or 'none'}", *at("languages"))
     source = config.setdefault("source_language", languages[0])
     if source not in languages:
         raise BuildError(f"source_language {source!r} is not one of the languages {languages}",
@@ -228,13 +203,16 @@ def load_site(root: Path) -> Site:
             path = folder / f"{slug}.md"
             shown = path.relative_to(root)
             if not path.is_file():
-                other = next(l for l in config["languages"] if l != lang)
-                raise BuildError(f"missing translation: content/{other}/{slug}.md has no {lang} twin", shown)
+                have = next((f"content/{other}/{slug}.md" for other in config["languages"]
+                             if (content / other / f"{slug}.md").is_file()), None)
+                start = (f"; start it from {have} (then python build.py --mark-translated {lang}/{slug}.md)"
+                         if have else "")
+                raise BuildError(f"missing translation: {have or slug} has no {lang} twin{start}", shown)
             if not path.resolve().is_relative_to(content.resolve()):  # a link pointing outside
                 raise BuildError("page path escapes content/", shown)
             text = read_text(path, shown)
             meta, body, body_line = split_front_matter(text, shown)
-            site.pages.append(Page(slug, lang, shown, meta, body, body_line, digest(text)))
+            site.add(Page(slug, lang, shown, meta, body, body_line, digest(text)))
     _check_translations(site)
     return site
 
@@ -247,9 +225,10 @@ def _check_translations(site: Site) -> None:
         original = site.page(source, page.slug)
         recorded = page.meta.get("translated_from")
         if recorded != original.digest:
-            site.stale.append((page, f"translation is behind {original.path} (records {recorded!r}, "
-                                     f"source is {original.digest}); update it, then run "
-                                     f"python build.py --mark-translated {page.lang}/{page.slug}.md"))
+            records = f"records {recorded}" if recorded else "records no translated_from"
+            site.stale[str(page.path)] = (f"translation is behind {original.path} ({records}, source is "
+                                          f"{original.digest}); update it, then run python build.py "
+                                          f"--mark-translated {page.lang}/{page.slug}.md")
 
 
 def mark_translated(root: Path, rel: str) -> str:

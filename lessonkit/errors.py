@@ -14,6 +14,9 @@ class BuildError(Exception):
         self.path = path
         self.line = line
 
+    def __reduce__(self):  # errors raised in worker processes travel back whole
+        return type(self), (self.message, self.path, self.line)
+
     def located(self, path: Path | str, line: int | None = None) -> BuildError:
         """Fill in where the error is, unless something deeper already did."""
         if self.path is None:

@@ -1,7 +1,9 @@
 """Markdown to HTML: one markdown-it-py parser with the lessonkit plugins.
 
-Rendering is split in two: ``parse`` collects what a page needs (figures, ids),
-then the figures are drawn, then ``render`` writes the HTML.
+A page's plugins read the course-wide Inputs (measurements, interface strings, glossary …)
+and write what they find into the page's Collected (model.py). The body they produce
+keeps two kinds of slots for the render stage: figure sizes (known once figures are
+drawn) and the place of the verification summary.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from .content import LANG_TAGS
 from .errors import BuildError
 from .mdplugins.bare import bare_plugin
 from .mdplugins.blocks import blocks_plugin
@@ -23,25 +24,42 @@ from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
-from .pagecache import Collected
+from .model import Collected, Page
 
 
 @dataclass
-class PageContext(Collected):
-    """What a page's plugins read (measurements, strings …) and what they collect (see Collected)."""
+class Inputs:
+    """What every page's plugins read: the same for all pages of a build."""
 
-    page: object  # content.Page
     measurements: object  # claims.Measurements
-    strings: dict
-    slugs: set
+    strings: dict  # language -> interface strings (with the language's tag and typography)
+    slugs: set  # every page of the course
     glossary: list = field(default_factory=list)
     references: dict = field(default_factory=dict)
-    figure_sizes: dict = field(default_factory=dict)  # figure id -> (width, height)
-    # collected while rendering, besides what Collected declares
-    ids: set = field(default_factory=set)
-    local_links: list = field(default_factory=list)
+
+    def glossary_entry(self, lang: str, text: str, key: str | None) -> dict:
+        for entry in self.glossary:
+            if (key and entry["id"] == key) or (not key and entry[lang] == text.strip()):
+                return entry
+        wanted = f"key={key!r}" if key else repr(text.strip())
+        raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml")
+
+    def reference(self, key: str) -> dict:
+        if key not in self.references:
+            raise BuildError(f"unknown reference {key!r}: add it to content/references.yaml")
+        return self.references[key]
+
+
+@dataclass
+class PageContext:
+    """One page being parsed: its source, the shared inputs, what it collects, and per-page counters."""
+
+    page: Page
+    inputs: Inputs
+    out: Collected = field(default_factory=Collected)
+    ids: set = field(default_factory=set)  # ids given so far (headings, spans)
+    local_links: list = field(default_factory=list)  # (#anchor, line)
     exercises: int = 0
-    math_count: int = 0
 
     @property
     def lang(self) -> str:
@@ -56,46 +74,37 @@ class PageContext(Collected):
         return self.page.body_line
 
     @property
+    def strings(self) -> dict:
+        return self.inputs.strings[self.page.lang]
+
+    @property
+    def measurements(self):
+        return self.inputs.measurements
+
+    @property
     def root(self) -> str:
         """The relative path from this page to the site root: '../' or '../../'."""
         return "../" * self.page.url.count("/")
 
-    @staticmethod
-    def lang_tag(lang: str) -> str:
-        return LANG_TAGS[lang]
+    def lang_tag(self, lang: str) -> str:
+        return self.inputs.strings[lang]["tag"]
 
     def use_value(self, key: str) -> None:
-        if key not in self.values:
-            self.values.append(key)
+        if key not in self.out.values:
+            self.out.values.append(key)
 
     def show_claim(self, key: str) -> None:
-        if key not in self.claims:
-            self.claims.append(key)
+        if key not in self.out.claims:
+            self.out.claims.append(key)
         self.show_experiment(key.split(".", 1)[0])
 
     def show_experiment(self, name: str) -> None:
-        if name not in self.experiments:
-            self.experiments.append(name)
+        if name not in self.out.experiments:
+            self.out.experiments.append(name)
 
     def need_figure(self, fid: str, line: int) -> None:
-        if fid not in [f for f, _ in self.figures]:
-            self.figures.append((fid, line))
-
-    def figure_file(self, fid: str) -> tuple[str, int, int]:
-        width, height = self.figure_sizes[(fid, self.lang)]
-        return f"{self.root}figures/{fid}.{self.lang}.svg", width, height
-
-    def glossary_entry(self, text: str, key: str | None) -> dict:
-        for entry in self.glossary:
-            if (key and entry["id"] == key) or (not key and entry[self.lang] == text.strip()):
-                return entry
-        wanted = f"key={key!r}" if key else repr(text.strip())
-        raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml")
-
-    def reference(self, key: str) -> dict:
-        if key not in self.references:
-            raise BuildError(f"unknown reference {key!r}: add it to content/references.yaml")
-        return self.references[key]
+        if fid not in [f for f, _ in self.out.figures]:
+            self.out.figures.append((fid, line))
 
 
 def _highlight(code: str, lang: str, attrs) -> str:
@@ -140,16 +149,16 @@ def parser() -> MarkdownIt:
 
 
 def math_cache():
-    """The converted-formula cache the math plugin reads (build.py opens and saves it)."""
+    """The converted-formula cache the math plugin reads (the parse stage opens and saves it)."""
     from .mdplugins.math import CACHE
 
     return CACHE
 
 
-def parse(ctx: PageContext) -> list:
-    return parser().parse(ctx.page.body, {"ctx": ctx})
-
-
-def render(tokens: list, ctx: PageContext) -> str:
+def to_html(page: Page, inputs: Inputs) -> tuple[str, Collected]:
+    """A page's Markdown as body HTML (with slots), and what its plugins collected."""
     md = parser()
-    return md.renderer.render(tokens, md.options, {"ctx": ctx})
+    ctx = PageContext(page, inputs)
+    env = {"ctx": ctx}
+    tokens = md.parse(page.body, env)
+    return md.renderer.render(tokens, md.options, env), ctx.out

@@ -13,8 +13,6 @@ import math
 import re
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-# How a list is joined in each language's prose.
-_LIST_SEP = {"zh": "、", "en": ", "}
 # e-notation as Python's format() writes it: 1.55431e-15, 2E+06.
 E_NOTATION = re.compile(r"(\d(?:\.\d*)?)[eE]([+-]?)(\d+)")
 # Relative changes this small are what another machine's kernels make of a value.
@@ -87,9 +85,10 @@ def format_number(x, spec: str | None = None) -> str:
     return _no_e_notation(text).replace("-", "−")  # a real minus sign
 
 
-def format_value(value, spec: str | None, lang: str) -> str:
+def format_value(value, spec: str | None, list_sep: str = ", ") -> str:
+    """A value as prose; a list joined by the language's separator (its strings' list_sep)."""
     if isinstance(value, list):
-        return _LIST_SEP.get(lang, ", ").join(format_number(v, spec) for v in value)
+        return list_sep.join(format_number(v, spec) for v in value)
     return format_number(value, spec)
 
 

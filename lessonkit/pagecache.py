@@ -1,47 +1,19 @@
-"""Rendered pages kept between builds, so that a rebuild renders only what changed.
+"""Built pages kept between builds, so that a rebuild parses and renders only what changed.
 
-An entry is valid when the page's own inputs (its Markdown, the templates, the
-interface strings, glossary, references, site config, the engine's code, its
-navigation) hash the same, and every experiment and figure it showed is unchanged.
+An entry holds a page's body HTML, what parsing it collected, and the finished page. It is
+used when the page's own inputs (its Markdown, the templates, the interface strings, glossary,
+references, site config, the engine's code, its navigation) hash the same and every experiment
+it shows is unchanged; the finished page is reused as well when its figures kept their sizes,
+else it is rendered again from the body, without parsing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
-
-@dataclass(kw_only=True)
-class Collected:
-    """What rendering a page tells the rest of the build; a PageContext collects it, a cache entry keeps it."""
-
-    toc: list = field(default_factory=list)  # headings: level, id, text, line
-    figures: list = field(default_factory=list)  # (figure id, line)
-    terms: list = field(default_factory=list)  # glossary ids
-    audits: list = field(default_factory=list)  # audited statements
-    claims: list = field(default_factory=list)  # claim keys shown
-    values: list = field(default_factory=list)  # value keys shown
-    experiments: list = field(default_factory=list)  # experiment names shown
-    warnings: list = field(default_factory=list)  # (line, message): said on every build, cached or not
-    unaccounted: list = field(default_factory=list)  # (line, number, excerpt): numbers in prose nothing backs
-
-
-COLLECTED = tuple(Collected.__dataclass_fields__)
-
-
-@dataclass
-class Cached(Collected):
-    """A page's rendered HTML and what it collected, standing in for a PageContext."""
-
-    page: object
-    html: str
-    deps: dict = field(default_factory=dict)  # experiments and figure sizes it was rendered with
-
-    @property
-    def lang(self) -> str:
-        return self.page.lang
+from .model import Built, Collected, Nav, Page
 
 
 def digest(*parts) -> str:
@@ -70,38 +42,36 @@ class PageCache:
         self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
                                              [r.runs[s]["values"] for s in r.seeds]) for r in reports}
 
-    def _path(self, page) -> Path:
+    def _path(self, page: Page) -> Path:
         return self.folder / page.lang / f"{page.slug}.json"
 
-    def deps(self, ctx, figure_sizes: dict) -> dict:
-        return {"experiments": {name: self.report_digest.get(name) for name in ctx.experiments},
-                "figures": {fid: figure_sizes.get((fid, ctx.lang)) for fid, _ in ctx.figures}}
-
-    def load(self, page, key: str) -> Cached | None:
-        """The entry if its key matches; its deps are checked once figures are known."""
-        path = self._path(page)
+    def load(self, page: Page, nav: Nav, key: str) -> Built | None:
+        """The page as the last build left it, if its inputs are the same; None otherwise."""
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = json.loads(self._path(page).read_text("utf-8"))
             if data.get("key") != key:
                 return None
-            cached = Cached(page, data["html"], **{k: data[k] for k in COLLECTED}, deps=data["deps"])
-            cached.figures = [tuple(f) for f in cached.figures]
-            if any(self.report_digest.get(name) != d for name, d in data["deps"]["experiments"].items()):
+            if any(self.report_digest.get(name) != d for name, d in data["experiments"].items()):
                 return None
+            built = Built(page, nav, key, Collected.from_json(data["collected"]), data["body"], data["html"])
+            built.sizes = {tuple(k.split(" ", 1)): tuple(v) for k, v in data["figures"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a damaged entry is a miss
             return None
-        return cached
+        return built
 
-    def still_valid(self, cached: Cached, figure_sizes: dict) -> bool:
-        return all(tuple(size or ()) == tuple(figure_sizes.get((fid, cached.lang), ()))
-                   for fid, size in cached.deps["figures"].items())
+    def html_valid(self, built: Built, sizes: dict) -> bool:
+        """A page from the cache whose figures kept their sizes needs no render."""
+        return not built.parsed and built.html is not None and all(
+            tuple(getattr(built, "sizes", {}).get((fid, built.lang), ())) == tuple(sizes.get((fid, built.lang), ()))
+            for fid, _ in built.collected.figures)
 
-    def store(self, page, key: str, ctx, html: str, figure_sizes: dict) -> None:
-        path = self._path(page)
-        entry = {"key": key, "html": html, "deps": self.deps(ctx, figure_sizes)}
-        entry.update({k: getattr(ctx, k) for k in COLLECTED})
+    def store(self, built: Built, sizes: dict) -> None:
+        entry = {"key": built.key, "body": built.body, "html": built.html, "collected": built.collected.to_json(),
+                 "experiments": {name: self.report_digest.get(name) for name in built.collected.experiments},
+                 "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures}}
+        path = self._path(built.page)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
         except OSError:
-            pass  # an unwritable cache only means the page is rendered again next time
+            pass  # an unwritable cache only means the page is built again next time

@@ -1,8 +1,7 @@
-"""Where a number comes from: the experiment's source lines that computed it, highlighted at build time."""
+"""Where a number comes from: the experiment's source lines that stored it, highlighted at build time."""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,13 +16,9 @@ def _read(path: Path, mtime_ns: int) -> list[str]:
     return path.read_text("utf-8").splitlines()
 
 
-def value_line(root: Path, experiment: str, value_id: str) -> int | None:
-    """The line of experiments/<name>.py that stores the value: where `"<value id>":` is written."""
-    pattern = re.compile(r'["\']' + re.escape(value_id) + r'["\']\s*:')
-    for number, line in enumerate(_source(root / experiment), start=1):
-        if pattern.search(line):
-            return number
-    return None
+def value_line(report, key: str) -> int | None:
+    """The line of the experiment file that stores a value, as the harness recorded it when measuring."""
+    return report.data.get("lines", {}).get(key.split(".", 1)[1])
 
 
 # Token classes the stylesheet colours; other tokens stay plain text to keep pages light.

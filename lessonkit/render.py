@@ -7,11 +7,15 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from .content import LANG_TAGS, Page, Site, load_yaml, read_text
+from . import shown
+from .content import load_yaml, read_text
 from .errors import BuildError
-from .mdplugins import SUMMARY_SLOT
-from .mdplugins.values import claim_anchor, experiment_anchor, panel_id, render_value
+from .mdplugins import SUMMARY_SLOT, fill_figure_slots
+from .model import Built
 from .numbers import raw
+
+# What each language's strings must say about the language itself (see templates/i18n/).
+LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")
 
 
 def load_strings(root: Path, languages: list[str]) -> dict:
@@ -27,6 +31,11 @@ def load_strings(root: Path, languages: list[str]) -> dict:
             mark = getattr(exc, "problem_mark", None)
             raise BuildError(f"malformed YAML: {getattr(exc, 'problem', exc)}", shown,
                              mark.line + 1 if mark else None) from None
+        if not isinstance(strings[lang], dict):
+            raise BuildError("expected 'key: text' lines", shown, 1)
+        lacking = [k for k in LANGUAGE_KEYS if not isinstance(strings[lang].get(k), str)]
+        if lacking:
+            raise BuildError(f"the language's own entries are missing: {', '.join(lacking)}", shown)
     first, *rest = languages
     for lang in rest:
         missing = set(strings[first]) ^ set(strings[lang])
@@ -64,7 +73,7 @@ class _CourseLoader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
-def environment(root: Path, cache: Path | None = None) -> jinja2.Environment:
+def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.Environment:
     try:
         if cache is not None:
             cache.mkdir(parents=True, exist_ok=True)
@@ -80,8 +89,8 @@ def environment(root: Path, cache: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.globals.update(lang_tag=LANG_TAGS.__getitem__, claim_anchor=claim_anchor,
-                       experiment_anchor=experiment_anchor)
+    env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
+                       claim_anchor=shown.claim_anchor, experiment_anchor=shown.experiment_anchor)
     return env
 
 
@@ -112,90 +121,85 @@ def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Templ
         raise template_error(exc, root) from None
 
 
-def claim_rows(ctx) -> list[dict]:
+def _render(env, course_root: Path, name: str, **context) -> str:
+    try:
+        return get_template(env, name, course_root).render(**context)
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
+        raise template_error(exc, course_root) from None
+
+
+def claim_rows(m, strings: dict, claims: list) -> list[dict]:
     """The claims a page shows, each with its measured values rendered like the prose's, and their spread."""
-    m = ctx.measurements
-    rows = []
-    for key in ctx.claims:
-        claim = m.claims[key]
-        rows.append({
-            "claim": claim,
-            "anchor": claim_anchor(key),
-            "measured": [(k, render_value(ctx, k, None, mark=False, spread=True)) for k in claim.shows],
-        })
-    return rows
+    return [{"claim": m.claims[key], "anchor": shown.claim_anchor(key),
+             "measured": [(k, shown.value_html(m, strings, k, None, mark=False, spread=True))
+                          for k in m.claims[key].shows]} for key in claims]
 
 
-def panels(root: Path, ctx) -> list[dict]:
+def panels(root: Path, m, collected) -> list[dict]:
     """One provenance panel per claim and per experiment the page shows."""
     from . import provenance
 
-    m = ctx.measurements
+    highlight = root / ".cache" / "highlight"
 
-    def shown(keys):
+    def values(keys):
         return [{"key": k, "raw": raw(m.values[k]), "noise": k in m.bounds} for k in keys]
 
     out = []
-    for key in ctx.claims:
+    for key in collected.claims:
         claim = m.claims[key]
-        name = key.split(".", 1)[0]
-        lines = [provenance.value_line(root, claim.experiment, k[len(name) + 1:]) for k in claim.shows]
-        out.append({"id": panel_id(claim_anchor(key)), "anchor": claim_anchor(key), "claim": claim,
-                    "shown": shown(claim.shows),
-                    "source": provenance.snippet(root, claim.experiment, lines, cache=root / ".cache" / "highlight"),
+        report = next(r for r in m.reports if r.name == key.split(".", 1)[0])
+        lines = [provenance.value_line(report, k) for k in claim.shows]
+        out.append({"id": shown.panel_id(shown.claim_anchor(key)), "anchor": shown.claim_anchor(key), "claim": claim,
+                    "shown": values(claim.shows),
+                    "source": provenance.snippet(root, claim.experiment, lines, cache=highlight),
                     "experiment": claim.experiment, "seed": claim.seed})
     for report in m.reports:
-        if report.name in ctx.experiments:
-            keys = [k for k in ctx.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
-            lines = [provenance.value_line(root, str(report.path), k[len(report.name) + 1:]) for k in keys]
-            out.append({"id": panel_id(experiment_anchor(report.name)), "anchor": experiment_anchor(report.name),
-                        "claim": None, "shown": shown(keys),
-                        "source": provenance.snippet(root, str(report.path), lines,
-                                                     cache=root / ".cache" / "highlight"),
+        if report.name in collected.experiments:
+            keys = [k for k in collected.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
+            lines = [provenance.value_line(report, k) for k in keys]
+            anchor = shown.experiment_anchor(report.name)
+            out.append({"id": shown.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
+                        "source": provenance.snippet(root, str(report.path), lines, cache=highlight),
                         "experiment": str(report.path), "seed": report.data["seed"]})
     return out
 
 
-def experiment_rows(ctx) -> list[dict]:
+def experiment_rows(m, collected) -> list[dict]:
     rows = []
-    for report in ctx.measurements.reports:
-        if report.name in ctx.experiments:
+    for report in m.reports:
+        if report.name in collected.experiments:
             data = report.data
-            rows.append({"name": report.name, "path": str(report.path), "anchor": experiment_anchor(report.name),
-                         "seed": data["seed"], "params": data["params"], "versions": data["versions"],
-                         "lines": data["source_lines"], "code_hash": data.get("code_hash", ""),
-                         "passed": ctx.measurements.values.get(f"{report.name}.claims.passed"),
-                         "total": ctx.measurements.values.get(f"{report.name}.claims.total")})
+            rows.append({"name": report.name, "path": str(report.path),
+                         "anchor": shown.experiment_anchor(report.name), "seed": data["seed"],
+                         "params": data["params"], "versions": data["versions"], "lines": data["source_lines"],
+                         "code_hash": report.code_hash, "passed": m.values.get(f"{report.name}.claims.passed"),
+                         "total": m.values.get(f"{report.name}.claims.total")})
     return rows
 
 
-def finish_body(env, root: Path, body: str, ctx) -> str:
-    """Put the verification summary where the author asked for it, else at the end."""
-    if not ctx.claims and not ctx.experiments:
+def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict) -> str:
+    """The body with its figures' sizes, and the verification summary where the author asked for it (else last)."""
+    body = fill_figure_slots(built.body, sizes, built.lang)
+    collected = built.collected
+    if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
-    summary = get_template(env, "_summary.html", root).render(
-        s=ctx.strings, lang=ctx.lang, rows=claim_rows(ctx), experiments=experiment_rows(ctx),
-        standalone=SUMMARY_SLOT not in body, panels=panels(root, ctx))
-    if SUMMARY_SLOT in body:
-        return body.replace(SUMMARY_SLOT, summary)
-    return body + summary
+    summary = _render(env, root, "_summary.html", s=strings, lang=built.lang,
+                      rows=claim_rows(m, strings, collected.claims), experiments=experiment_rows(m, collected),
+                      standalone=SUMMARY_SLOT not in body, panels=panels(root, m, collected))
+    return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
-def page_html(env, root: Path, site: Site, page: Page, ctx, body: str, nav: dict,
-              build_info: dict) -> str:
-    stale = any(p is page for p, _ in site.stale)
-    try:
-        return get_template(env, "page.html", root).render(
-            site=site.config, page=page, lang=page.lang, s=ctx.strings, body=finish_body(env, root, body, ctx),
-            toc=[h for h in ctx.toc if h["level"] in (2, 3)], root=ctx.root, nav=nav,
-            alternates=[(p.lang, p.url) for p in site.pages if p.slug == page.slug],
-            audits=ctx.audits, stale=stale, build=build_info, audit_counts=audit_counts(ctx.audits),
-            claims=ctx.measurements.claims,
-        )
-    except BuildError:
-        raise
-    except Exception as exc:  # a template can fail in many ways; all are the template's error
-        raise template_error(exc, root) from None
+def page_html(env, course, built: Built, m, sizes: dict, build_info: dict) -> str:
+    page, strings = built.page, course.strings[built.lang]
+    return _render(env, course.root, "page.html",
+                   site=course.site.config, page=page, lang=page.lang, s=strings,
+                   body=finish_body(env, course.root, built, m, strings, sizes),
+                   toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
+                   nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
+                   audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
+                   audit_counts=audit_counts(built.collected.audits), claims=m.claims)
 
 
 def audit_counts(audits: list) -> dict:
@@ -207,54 +211,40 @@ def audit_counts(audits: list) -> dict:
     return counts
 
 
-def index_html(env, root: Path, site: Site, strings: dict, build_info: dict, has_glossary: bool) -> str:
-    try:
-        return get_template(env, "index.html", root).render(
-            site=site.config, pages=site.pages, strings=strings, root="", build=build_info, has_glossary=has_glossary,
-            lang=site.config["source_language"], s=strings[site.config["source_language"]], alternates=[])
-    except BuildError:
-        raise
-    except Exception as exc:  # a template can fail in many ways; all are the template's error
-        raise template_error(exc, root) from None
+def index_html(env, course, build_info: dict, has_glossary: bool) -> str:
+    site, source = course.site, course.site.source_language
+    return _render(env, course.root, "index.html", site=site.config, pages=site.pages, strings=course.strings,
+                   root="", build=build_info, has_glossary=has_glossary, lang=source, s=course.strings[source],
+                   alternates=[])
 
 
-def glossary_html(env, root: Path, site: Site, lang: str, strings: dict, glossary: list, contexts: list,
-                  build_info: dict) -> str:
-    """One page per language: every term, its counterpart, its definition, and where it is used."""
-    other = next(lang_ for lang_ in site.languages if lang_ != lang)
-    entries = []
-    for entry in sorted(glossary, key=lambda e: e[lang].lower()):
-        pages = [ctx.page for ctx in contexts if ctx.lang == lang and entry["id"] in ctx.terms]
-        entries.append({**entry, "pages": pages})
-    try:
-        return get_template(env, "glossary.html", root).render(
-            site=site.config, lang=lang, other=other, s=strings[lang], entries=entries, root="../",
-            build=build_info, alternates=[(lang_, f"{lang_}/glossary.html") for lang_ in site.languages])
-    except BuildError:
-        raise
-    except Exception as exc:  # a template can fail in many ways; all are the template's error
-        raise template_error(exc, root) from None
+def glossary_html(env, course, lang: str, built: list[Built], build_info: dict) -> str:
+    """One page per language: every term, its counterparts, its definition, and where it is used."""
+    site = course.site
+    used: dict = {}
+    for b in built:
+        if b.lang == lang:
+            for term in dict.fromkeys(b.collected.terms):
+                used.setdefault(term, []).append(b.page)
+    entries = [{**entry, "pages": used.get(entry["id"], [])}
+               for entry in sorted(course.glossary, key=lambda e: e[lang].lower())]
+    return _render(env, course.root, "glossary.html", site=site.config, lang=lang,
+                   others=[other for other in site.languages if other != lang], s=course.strings[lang],
+                   entries=entries, root="../", build=build_info,
+                   alternates=[(other, f"{other}/glossary.html") for other in site.languages])
 
 
-def extra_pages(env, root: Path, site: Site, strings: dict, build_info: dict) -> dict[str, str]:
-    """The search page in each language, the bilingual 404 page, and sitemap.xml."""
-    out = {}
-    try:
-        for lang in site.languages:
-            out[f"{lang}/search.html"] = get_template(env, "search.html", root).render(
-                site=site.config, lang=lang, s=strings[lang], root="../", build=build_info,
-                alternates=[(lang_, f"{lang_}/search.html") for lang_ in site.languages])
-        source = site.config["source_language"]
-        out["404.html"] = get_template(env, "404.html", root).render(
-            site=site.config, lang=source, s=strings[source], strings=strings, build=build_info, alternates=[],
-            root=site.config.get("base_path", "/"))
-        twins: dict = {}
-        for p in site.pages:
-            twins.setdefault(p.slug, []).append(p)
-        out["sitemap.xml"] = get_template(env, "sitemap.xml", root).render(
-            site=site.config, pages=site.pages, twins=twins, base=site.config.get("base_url", ""))
-    except BuildError:
-        raise
-    except Exception as exc:
-        raise template_error(exc, root) from None
+def extra_pages(env, course, build_info: dict) -> dict[str, str]:
+    """The search page in each language, the multilingual 404 page, and sitemap.xml."""
+    site, strings, out = course.site, course.strings, {}
+    for lang in site.languages:
+        out[f"{lang}/search.html"] = _render(env, course.root, "search.html", site=site.config, lang=lang,
+                                             s=strings[lang], root="../", build=build_info,
+                                             alternates=[(other, f"{other}/search.html") for other in site.languages])
+    source = site.source_language
+    out["404.html"] = _render(env, course.root, "404.html", site=site.config, lang=source, s=strings[source],
+                              strings=strings, build=build_info, alternates=[], root=site.config.get("base_path", "/"))
+    twins = {p.slug: site.twins(p) for p in site.pages}
+    out["sitemap.xml"] = _render(env, course.root, "sitemap.xml", site=site.config, pages=site.pages, twins=twins,
+                                 base=site.config.get("base_url", ""))
     return out

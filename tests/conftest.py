@@ -217,3 +217,26 @@ def with_figure(root: Path, recipe: str = TINY_FIGURE) -> Path:
     text = en.read_text("utf-8")
     en.write_text(text.replace(text.split("translated_from: ")[1][:12], digest) + FIGURE_BLOCK, "utf-8")
     return root
+
+
+def make_big_course(root: Path, pages: int, languages=("zh", "en")) -> Path:
+    """A course of `pages` pages per language, each with headings, math, values, a table and code."""
+    import hashlib
+
+    course = make_course(root)
+    config = course / "content" / "site.yaml"
+    names = [f"p{i:03d}" for i in range(pages)]
+    config.write_text(config.read_text("utf-8").replace("pages: [page]", "pages: [" + ", ".join(names) + "]"),
+                      "utf-8")
+    for lang in languages:
+        (course / "content" / lang / "page.md").unlink(missing_ok=True)
+    for i, name in enumerate(names):
+        body = (f"## Part {i} {{#part}}\n\nThe mean {{val}}`tiny.mean` of {{val}}`tiny.n` draws, $x_{i}^2 + \\frac{{a}}{{b}}$.\n\n"
+                f"| k | v |\n|---|---|\n| a | b |\n\n```python\nvalue = {i} * 2\n```\n\n### More {{#more}}\n\nText {i}.\n")
+        zh = f"---\ntitle: 第 {i} 页\n---\n\n{body}"
+        (course / "content" / "zh" / f"{name}.md").write_text(zh, "utf-8")
+        digest = hashlib.sha256(zh.encode("utf-8")).hexdigest()[:12]
+        for lang in languages[1:]:
+            (course / "content" / lang / f"{name}.md").write_text(
+                f"---\ntitle: Page {i}\ntranslated_from: {digest}\n---\n\n{body}", "utf-8")
+    return course

@@ -7,8 +7,9 @@ import pytest
 
 from lessonkit import markdown
 from lessonkit.claims import Claim, Measurements
-from lessonkit.content import Page
 from lessonkit.errors import BuildError
+from lessonkit.mdplugins import fill_figure_slots
+from lessonkit.model import Page
 from lessonkit.render import load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,11 +29,11 @@ def measurements() -> Measurements:
 
 def render(md: str, lang: str = "en", body_line: int = 5, slugs=("a", "dir/b"), slug: str = "a",
            glossary=None, references=None, sizes=None):
+    """A page's Markdown through the plugins: (HTML with figure sizes filled in, what the page collected)."""
     page = Page(slug, lang, Path(f"content/{lang}/{slug}.md"), {"title": "T"}, md, body_line, "0" * 12)
-    ctx = markdown.PageContext(page, measurements(), STRINGS[lang], set(slugs), glossary or [], references or {})
-    tokens = markdown.parse(ctx)
-    ctx.figure_sizes.update(sizes or {(f, lang): (600, 300) for f, _ in ctx.figures})
-    return markdown.render(tokens, ctx), ctx
+    inputs = markdown.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {})
+    body, collected = markdown.to_html(page, inputs)
+    return fill_figure_slots(body, sizes or {(f, lang): (600, 300) for f, _ in collected.figures}, lang), collected
 
 
 def error_of(md: str, **kw) -> str:
@@ -47,7 +48,7 @@ def test_inline_and_display_math_become_mathml():
     html, ctx = render("Let $x^2$ be.\n\n$$\\frac{a}{b}$$\n")
     assert '<math alttext="x^2"' in html and 'display="inline"' in html
     assert '<div class="math-display" tabindex="0"><math alttext="\\frac{a}{b}"' in html and "<mfrac>" in html
-    assert ctx.math_count == 2
+    assert html.count("<math ") == 2
 
 
 def test_display_math_inside_a_paragraph_stays_phrasing_content():
@@ -146,21 +147,22 @@ REFS = {"michel2019": {"authors": "Michel, Levy, Neubig", "year": 2019, "title":
 def test_glossary_term_shows_its_counterpart():
     html, ctx = render("Use [多头注意力]{.term} here.", lang="zh", glossary=GLOSSARY)
     assert 'class="term" tabindex="0" data-term="mha" aria-describedby="term-tip-1" lang="zh-CN"' in html
-    assert '<span class="term-tip" role="tooltip" id="term-tip-1" lang="en">multi-head attention</span></span>' in html
+    assert ('<span class="term-tip" role="tooltip" id="term-tip-1"><span lang="en">multi-head attention</span>'
+            '</span></span>') in html
     html, _ = render("Use [heads]{.term key=mha}.", glossary=GLOSSARY)
     assert 'lang="zh-CN">多头注意力</span>' in html
     assert "not in content/glossary.yaml" in error_of("[nope]{.term}", glossary=GLOSSARY)
 
 
 def test_audited_claims_all_three_statuses():
-    src = ('[A]{.claim audit=verified key="exp.vanish"} [B]{.claim audit=cited ref=michel2019} '
+    src = ('[A]{.claim audit=verified key="exp.vanish"} [B]{.claim audit=cited ref=michel2019 at="Table 1"} '
            '[C]{.claim audit=unverified why="no source"}')
     html, ctx = render(src, references=REFS)
     assert [a["status"] for a in ctx.audits] == ["verified", "cited", "unverified"]
     assert 'data-audit="verified"' in html and 'data-audit="cited"' in html and 'data-audit="unverified"' in html
     assert ctx.audits[2]["why"] == "no source" and ctx.audits[1]["ref"]["year"] == 2019
     assert "audit must be one of" in error_of("[x]{.claim audit=maybe}")
-    assert "unknown reference" in error_of("[x]{.claim audit=cited ref=nobody}")
+    assert "unknown reference" in error_of('[x]{.claim audit=cited ref=nobody at="p. 1"}')
     assert "unknown claim" in error_of('[x]{.claim audit=verified key="exp.nothing"}')
     assert "malformed span attributes" in error_of("[x]{.claim audit=verified key=exp.vanish}")
 

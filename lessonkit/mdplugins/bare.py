@@ -61,7 +61,7 @@ def bare_plugin(md: MarkdownIt) -> None:
                 elif token.type == "text" and not links and not any(spans):
                     for number in bare_numbers(token.content):
                         excerpt = token.content.strip()
-                        ctx.unaccounted.append((line_of(token, ctx), number,
+                        ctx.out.unaccounted.append((line_of(token, ctx), number,
                                                 excerpt if len(excerpt) <= 60 else excerpt[:57] + "…"))
 
     # After the spans plugin has turned audited spans into `audit` spans.

@@ -8,7 +8,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
 from ..errors import BuildError
-from . import SUMMARY_SLOT
+from . import SUMMARY_SLOT, figure_slot
 from .lines import line_of
 
 CALLOUTS = ("note", "warning", "insight", "what", "why", "how", "philosophy")
@@ -51,7 +51,9 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 fid, _, alt = _param(token).partition(" ")
                 if not alt.strip():
                     raise BuildError(f"figure {fid!r} needs alt text after its id", ctx.path, line_of(token, ctx))
-                src, width, height = ctx.figure_file(fid)
+                src = f"{ctx.root}figures/{fid}.{ctx.lang}.svg"
+                # Sizes are known once the figures are drawn: the render stage fills these slots.
+                width, height = figure_slot(fid, "w"), figure_slot(fid, "h")
                 anchor = "fig-" + fid.replace(".", "-").replace("_", "-")
                 # The image links to itself: on a phone, a reader can open it full size and zoom.
                 return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}"><a href="{src}">'

@@ -44,7 +44,7 @@ def headings_plugin(md: MarkdownIt) -> None:
             ctx.ids.add(hid)
             token.attrSet("id", hid)
             text = "".join(c.content for c in inline.children if c.type in ("text", "code_inline"))
-            ctx.toc.append({"level": level, "id": hid, "text": text.strip(), "line": line_of(token, ctx)})
+            ctx.out.toc.append({"level": level, "id": hid, "text": text.strip(), "line": line_of(token, ctx)})
 
     md.core.ruler.push("lessonkit_headings", rule)
 

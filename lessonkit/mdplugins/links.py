@@ -30,7 +30,7 @@ def links_plugin(md: MarkdownIt) -> None:
                 target = posixpath.normpath(posixpath.join(here, path[:-3]))
                 if target.startswith(".."):
                     raise BuildError(f"link {href!r} leaves content/", ctx.path, line_of(token, ctx))
-                if target not in ctx.slugs:
+                if target not in ctx.inputs.slugs:
                     raise BuildError(f"link to a page that does not exist: {href!r}", ctx.path, line_of(token, ctx))
                 token.attrSet("href", path[:-3] + ".html" + (f"#{anchor}" if anchor else ""))
 

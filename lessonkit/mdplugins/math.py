@@ -13,8 +13,8 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from ..errors import BuildError
-from .cjk import glue_closing
 from .lines import line_of
+from .punct import glue_closing
 
 _LEAKED = re.compile(r">(\\[A-Za-z]+)<")
 
@@ -114,13 +114,12 @@ def math_plugin(md: MarkdownIt) -> None:
                 mathml = tex_to_mathml(token.content, display)
             except BuildError as exc:
                 raise exc.located(ctx.path, line_of(token, ctx)) from None
-            ctx.math_count += 1
             if token.block:
                 return f'<div class="math-display" tabindex="0">{mathml}</div>\n'
             # Display math inside a paragraph must stay phrasing content: no <div> in <p>.
             if display:
                 return f'<span class="math-display" tabindex="0">{mathml}</span>'
-            return glue_closing(tokens, idx, mathml)
+            return glue_closing(tokens, idx, mathml, ctx.strings["closing"])
         return rule
 
     md.add_render_rule("math_inline", render(False))

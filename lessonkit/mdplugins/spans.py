@@ -116,14 +116,15 @@ def _check_attrs(ctx, token) -> None:
 
 
 def _term(ctx, token, text: str) -> str:
-    key = token.attrGet("key")
-    entry = ctx.glossary_entry(text, key)
-    other = "en" if ctx.lang == "zh" else "zh"
-    tip_id = f"term-tip-{len(ctx.terms) + 1}"
-    ctx.terms.append(entry["id"])
+    """A glossary term: its counterparts in the course's other languages show on hover and focus."""
+    entry = ctx.inputs.glossary_entry(ctx.lang, text, token.attrGet("key"))
+    tip_id = f"term-tip-{len(ctx.out.terms) + 1}"
+    ctx.out.terms.append(entry["id"])
     token.attrs = {"class": "term", "tabindex": "0", "data-term": entry["id"], "aria-describedby": tip_id,
                    "lang": ctx.lang_tag(ctx.lang)}
-    return f'<span class="term-tip" role="tooltip" id="{tip_id}" lang="{ctx.lang_tag(other)}">{escape(entry[other])}</span>'
+    others = " · ".join(f'<span lang="{ctx.lang_tag(lang)}">{escape(entry[lang])}</span>'
+                        for lang in ctx.inputs.strings if lang != ctx.lang)
+    return f'<span class="term-tip" role="tooltip" id="{tip_id}">{others}</span>'
 
 
 def _audit(ctx, token, text: str, html: str) -> str:
@@ -135,7 +136,7 @@ def _audit(ctx, token, text: str, html: str) -> str:
         missing.append("key or ref (the evidence)")
     if missing:
         raise BuildError(f"audit={status} needs {' and '.join(missing)}")
-    n = len(ctx.audits) + 1
+    n = len(ctx.out.audits) + 1
     entry = {"n": n, "status": status, "text": text, "html": html, "id": f"audit-{n}",
              "why": token.attrGet("why") or "", "scope": token.attrGet("scope") or "", "claims": [],
              "ref": None, "ref_key": "", "at": ""}
@@ -145,8 +146,8 @@ def _audit(ctx, token, text: str, html: str) -> str:
         entry["claims"].append(claim.key)
     if token.attrGet("ref"):
         entry["ref_key"], entry["at"] = token.attrGet("ref"), token.attrGet("at") or ""
-        entry["ref"] = ctx.reference(entry["ref_key"])
-    ctx.audits.append(entry)
+        entry["ref"] = ctx.inputs.reference(entry["ref_key"])
+    ctx.out.audits.append(entry)
     token.attrs = {"class": f"audit audit-{status}", "data-audit": status, "id": entry["id"]}
     if entry["claims"]:
         token.attrs["data-claim"] = " ".join(entry["claims"])

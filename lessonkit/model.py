@@ -1,0 +1,159 @@
+"""The course as the build sees it: its pages, the site they make, and what building a page yields.
+
+Every stage of build.py passes these along: `load` makes a Site of Pages, `parse` turns each
+Page into a Built page (its body's HTML and what it Collected), `render` finishes it.
+Lookups a stage needs across pages (a page's twins, its neighbours) are indexes made once,
+so no stage looks at every page for every page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Page:
+    slug: str  # "chapter-3/intro": the path below content/<lang>/, without .md
+    lang: str
+    path: Path  # relative to the course root, for error messages
+    meta: dict
+    body: str
+    body_line: int  # the file line on which the body starts (1-based)
+    digest: str  # sha256 of the file, first 12 hex digits
+
+    @property
+    def url(self) -> str:
+        return f"{self.lang}/{self.slug}.html"
+
+
+@dataclass
+class Nav:
+    """Where a page sits: the previous and next page in its language, the section index above it."""
+
+    prev: Page | None = None
+    next: Page | None = None
+    crumbs: list = field(default_factory=list)  # [{"url", "title"}]
+
+    def key(self) -> list:
+        """What of the navigation ends up in a page: neighbours' addresses and titles."""
+        return [[p.url, p.meta["title"]] if p else None for p in (self.prev, self.next)] + [self.crumbs]
+
+
+@dataclass
+class Site:
+    config: dict
+    pages: list = field(default_factory=list)  # every Page, in site order, language by language
+    stale: dict = field(default_factory=dict)  # translation page path -> why it is behind its source
+
+    def __post_init__(self):
+        self._index()
+
+    def _index(self) -> None:
+        self._by_key = {(p.lang, p.slug): p for p in self.pages}
+        self._twins: dict = {}
+        for p in self.pages:
+            self._twins.setdefault(p.slug, []).append(p)
+
+    def add(self, page: Page) -> None:
+        self.pages.append(page)
+        self._by_key[page.lang, page.slug] = page
+        self._twins.setdefault(page.slug, []).append(page)
+
+    @property
+    def languages(self) -> list[str]:
+        return self.config["languages"]
+
+    @property
+    def source_language(self) -> str:
+        return self.config["source_language"]
+
+    def page(self, lang: str, slug: str) -> Page | None:
+        return self._by_key.get((lang, slug))
+
+    def twins(self, page: Page) -> list[Page]:
+        """The page in every language, itself included, in the site's language order."""
+        return self._twins[page.slug]
+
+    def is_stale(self, page: Page) -> bool:
+        return str(page.path) in self.stale
+
+    def navigation(self) -> dict:
+        """Every page's Nav, keyed by (lang, slug), in one pass over the pages."""
+        out = {}
+        for lang in self.languages:
+            same = [p for p in self.pages if p.lang == lang]
+            for i, page in enumerate(same):
+                crumbs = []
+                if "/" in page.slug:
+                    index = self.page(lang, page.slug.rsplit("/", 1)[0] + "/index")
+                    if index is not None and index is not page:
+                        crumbs = [{"url": index.url, "title": index.meta["title"]}]
+                out[lang, page.slug] = Nav(same[i - 1] if i else None, same[i + 1] if i + 1 < len(same) else None,
+                                           crumbs)
+        return out
+
+
+@dataclass(kw_only=True)
+class Collected:
+    """What building a page tells the rest of the build; the parse stage fills it, the page cache keeps it."""
+
+    toc: list = field(default_factory=list)  # headings: level, id, text, line
+    figures: list = field(default_factory=list)  # (figure id, line)
+    terms: list = field(default_factory=list)  # glossary ids
+    audits: list = field(default_factory=list)  # audited statements
+    claims: list = field(default_factory=list)  # claim keys shown
+    values: list = field(default_factory=list)  # value keys shown
+    experiments: list = field(default_factory=list)  # experiment names shown
+    warnings: list = field(default_factory=list)  # (line, message): said on every build, cached or not
+    unaccounted: list = field(default_factory=list)  # (line, number, excerpt): numbers in prose nothing backs
+
+    def to_json(self) -> dict:
+        return {name: getattr(self, name) for name in COLLECTED}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Collected:
+        made = cls(**{name: data[name] for name in COLLECTED})
+        made.figures = [tuple(f) for f in made.figures]
+        return made
+
+
+COLLECTED = tuple(Collected.__dataclass_fields__)
+
+
+@dataclass
+class Built:
+    """A page on its way out: what parsing it collected, its body's HTML, and (once rendered) the page."""
+
+    page: Page
+    nav: Nav
+    key: str  # the page-cache key of its own inputs
+    collected: Collected
+    body: str  # the Markdown as HTML, with the slots the render stage fills (figure sizes, the summary)
+    html: str | None = None  # the finished page
+    parsed: bool = False  # parsed by this build (False: from the cache)
+    sizes: dict = field(default_factory=dict)  # the figure sizes `html` was rendered with
+
+    @property
+    def lang(self) -> str:
+        return self.page.lang
+
+
+@dataclass
+class Course:
+    """What the load stage gives every later stage: the site and the course-wide data around it."""
+
+    root: Path
+    site: Site
+    strings: dict  # language -> interface strings
+    glossary: list
+    references: dict
+    seeds: list  # the seeds every experiment runs on; the first is the course seed
+
+    @property
+    def cache(self) -> Path:
+        return self.root / ".cache"
+
+    @property
+    def seed(self) -> int:
+        return self.seeds[0]

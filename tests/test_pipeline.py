@@ -1,0 +1,71 @@
+"""The build's stages over the page model: parallel parsing gives the serial result byte for byte, and a
+language is data (a folder, a strings file, an entry in site.yaml): a third one builds and checks."""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import ROOT, make_big_course, make_course, run_build
+
+
+def files(site):
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_parallel_parsing_is_byte_identical_to_serial(tmp_path):
+    course = make_big_course(tmp_path / "big", 30)
+    serial = run_build("--no-search", "--seeds", "1", "--jobs", "1", "--out", tmp_path / "serial", root=course)
+    assert serial.returncode == 0, serial.stderr
+    assert "parsing 60 of 60 pages\n" in serial.stdout
+    shutil.rmtree(course / ".cache")
+    parallel = run_build("--no-search", "--seeds", "1", "--jobs", "2", "--out", tmp_path / "parallel", root=course)
+    assert parallel.returncode == 0, parallel.stderr
+    assert "parsing 60 of 60 pages in 2 processes" in parallel.stdout
+    assert files(tmp_path / "serial") == files(tmp_path / "parallel")
+
+
+def test_an_error_in_a_parallel_worker_is_one_line_with_its_file_and_line(tmp_path):
+    course = make_big_course(tmp_path / "big", 30)
+    page = course / "content" / "en" / "p017.md"
+    page.write_text(page.read_text("utf-8").replace("{val}`tiny.mean`", "{val}`tiny.maen`"), "utf-8")
+    result = run_build("--no-search", "--seeds", "1", "--jobs", "2", "--out", tmp_path / "site", root=course)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    line = next(i for i, text in enumerate(page.read_text("utf-8").splitlines(), 1) if "tiny.maen" in text)
+    assert result.stderr.startswith(f"error: content/en/p017.md:{line}: unknown value key 'tiny.maen'"), result.stderr
+
+
+JA = {"tag": "ja", "lang_name": "日本語", "list_sep": "、", "label_sep": "：", "closing": "、。）」"}
+
+
+def test_a_third_language_is_a_folder_a_strings_file_and_a_line_in_site_yaml(tmp_path):
+    import hashlib
+
+    import yaml
+
+    course = make_course(tmp_path / "c")
+    config = course / "content" / "site.yaml"
+    config.write_text(config.read_text("utf-8").replace("languages: [zh, en]", "languages: [zh, en, ja]")
+                      .replace("  en: A tiny course", "  en: A tiny course\n  ja: 小さな講座"), "utf-8")
+    strings = yaml.safe_load((ROOT / "templates/i18n/en.yaml").read_text("utf-8"))
+    strings.update(JA)
+    (course / "templates/i18n/ja.yaml").write_text(yaml.safe_dump(strings, allow_unicode=True), "utf-8")
+    zh = (course / "content/zh/page.md").read_text("utf-8")
+    (course / "content/ja").mkdir()
+    digest = hashlib.sha256(zh.encode()).hexdigest()[:12]
+    (course / "content/ja/page.md").write_text(
+        f"---\ntitle: 小さな実験\ntranslated_from: {digest}\n---\n\n## 平均 {{#mean}}\n\n"
+        "{val}`tiny.n` 個の数の平均 $\\bar{x}$ は {val}`tiny.mean`、標準偏差 {val}`tiny.spread`、二つの和の差は"
+        "{val}`tiny.noise`。\n", "utf-8")
+    experiment = course / "experiments/tiny.py"
+    experiment.write_text(experiment.read_text("utf-8").replace('"en": "the spread is near 1"}',
+                                                               '"en": "the spread is near 1", "ja": "標準偏差は 1 に近い"}')
+                          .replace('"en": "the mean is near 0"}', '"en": "the mean is near 0", "ja": "平均は 0 に近い"}'),
+                          "utf-8")
+    result = run_build("--no-search", "--seeds", "2", "--strict", "--check", "--out", course / "site", root=course)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ja = (course / "site/ja/page.html").read_text("utf-8")
+    assert '<html lang="ja">' in ja and "標準偏差は 1 に近い" in ja
+    for lang, tag in (("zh", "zh-CN"), ("en", "en")):
+        assert f'hreflang="{tag}" href="../{lang}/page.html"' in ja
+    assert 'hreflang="ja" href="../ja/page.html"' in (course / "site/zh/page.html").read_text("utf-8")
+    assert "小さな講座" in (course / "site/index.html").read_text("utf-8")

@@ -275,7 +275,7 @@ CLAIMS = [
         text={"zh": "没有残差、σ_max(W) < 1 时，每多叠一层，首层梯度都缩小到原来的 1/5 以下：随层数指数衰减",
               "en": "without residuals and with σ_max(W) < 1, every added layer shrinks the first layer's gradient to "
                     "less than 1/5 of what it was: it decays exponentially with depth"},
-        shows=("p2.depth_step_max", "p2.depth_plain"),
+        shows=("p2.depth_step_max",),
     ),
     Claim(
         id="p2.explode",
@@ -326,8 +326,8 @@ CLAIMS = [
         text={"zh": "增量不超过流", "en": "the increment never exceeds the stream"},
         shows=("p3.ratio_first",),
         refuted=True,
-        note={"zh": "被数据否决，按实测修正为上一条；构建每次重新确认它仍被否决。",
-              "en": "Rejected by the data and revised into the claim above; every build re-checks that the data still rejects it."},
+        note={"zh": "被数据否决，按实测修正为“增量/流比值递减：首块增量大于流，末块小于流”一条；构建每次重新确认它仍被否决。",
+              "en": "Rejected by the data and revised into the claim “the increment/stream ratio falls: the first increment exceeds the stream, the last is smaller”; every build re-checks that the data still rejects it."},
     ),
 ]
 

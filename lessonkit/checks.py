@@ -18,6 +18,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .claims import split_index
+from .errors import BuildError
 from .numbers import E_NOTATION, FormatError, format_bound, format_value, raw
 
 MANIFEST = "lessonkit.json"
@@ -237,17 +239,19 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
     lang = next((lang for lang in strings if strings[lang]["tag"] == s.lang), next(iter(strings)))
     for attrs, text in s.values:
         key, shown_raw, fmt = attrs["data-key"], attrs.get("data-value"), attrs.get("data-format")
-        if key not in m.values:
+        try:
+            value = m.value(key)
+        except BuildError:
             out.append(f"{rel}: value {key!r} is not measured by any experiment")
             continue
-        value = m.values[key]
         if shown_raw != raw(value):
             out.append(f"{rel}: value {key}: data-value {shown_raw} but measured {raw(value)}")
         text = (text or "").strip()
         if E_NOTATION.search(text):
             out.append(f"{rel}: value {key}: shows e-notation {text!r}")
-        if key in m.bounds:
-            expected = format_bound(*m.bounds[key], strings[lang])
+        base = split_index(key)[0]
+        if base in m.bounds:
+            expected = format_bound(*m.bounds[base], strings[lang])
         else:
             try:
                 expected = format_value(value, fmt, strings[lang]["list_sep"])

@@ -64,16 +64,36 @@ class Measurements:
     reports: list = field(default_factory=list)
 
     def value(self, key: str):
+        """A value by key; `key[i]` is element i of a list value (negative counts from the end)."""
+        base, index = split_index(key)
         try:
-            return self.values[key]
+            value = self.values[base]
         except KeyError:
-            raise BuildError(f"unknown value key {key!r}{suggest(key, self.values)}") from None
+            raise BuildError(f"unknown value key {base!r}{suggest(base, self.values)}") from None
+        if index is None:
+            return value
+        if not isinstance(value, list):
+            raise BuildError(f"value {base!r} is a single number: it has no element [{index}]")
+        if not -len(value) <= index < len(value):
+            raise BuildError(f"value {base!r} has {len(value)} elements: [{index}] is out of range")
+        return value[index]
 
     def claim(self, key: str) -> Claim:
         try:
             return self.claims[key]
         except KeyError:
             raise BuildError(f"unknown claim {key!r}{suggest(key, self.claims)}") from None
+
+
+def split_index(key: str) -> tuple[str, int | None]:
+    """"p3.norms[0]" -> ("p3.norms", 0); "p2.ratio" -> ("p2.ratio", None)."""
+    if key.endswith("]") and "[" in key:
+        base, _, index = key[:-1].rpartition("[")
+        try:
+            return base, int(index)
+        except ValueError:
+            raise BuildError(f"value key {key!r}: the index in [] must be a whole number") from None
+    return key, None
 
 
 def suggest(key: str, known) -> str:

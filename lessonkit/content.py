@@ -85,6 +85,10 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
             raise BuildError(f"unknown front-matter key {key!r} (known: {', '.join(sorted(PAGE_KEYS))})", shown, i)
     if not isinstance(meta.get("title"), str) or not meta["title"].strip():
         raise BuildError("front matter needs a 'title' (one line of text)", shown, 2)
+    for line in lines[1:end]:
+        # A hash is text even when YAML would read its digits as a number (0123456789ab is fine, 012345678901 is not).
+        if line.startswith("translated_from:"):
+            meta["translated_from"] = line.partition(":")[2].strip().strip("'\"") or None
     for key in ("description", "translated_from"):
         if key in meta and not isinstance(meta[key], (str, type(None))):
             raise BuildError(f"front matter {key!r}: expected one line of text, got a {type(meta[key]).__name__}",

@@ -8,6 +8,7 @@ drawn) and the place of the verification summary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html import escape
@@ -58,7 +59,6 @@ class PageContext:
     inputs: Inputs
     out: Collected = field(default_factory=Collected)
     ids: set = field(default_factory=set)  # ids given so far (headings, spans)
-    local_links: list = field(default_factory=list)  # (#anchor, line)
     exercises: int = 0
 
     @property
@@ -161,4 +161,11 @@ def to_html(page: Page, inputs: Inputs) -> tuple[str, Collected]:
     ctx = PageContext(page, inputs)
     env = {"ctx": ctx}
     tokens = md.parse(page.body, env)
-    return md.renderer.render(tokens, md.options, env), ctx.out
+    body = md.renderer.render(tokens, md.options, env)
+    ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
+    if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
+        ctx.out.title_html = md.renderInline(page.meta["title"], {"ctx": ctx, "title": True})
+    return body, ctx.out
+
+
+_IDS = re.compile(r' id="([^"]+)"')

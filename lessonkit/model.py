@@ -26,6 +26,37 @@ class Page:
     def url(self) -> str:
         return f"{self.lang}/{self.slug}.html"
 
+    @property
+    def title(self) -> str:
+        """The title as text (for <title>, links and lists): math in it as close as Unicode gets."""
+        return tex_text(self.meta["title"])
+
+
+_TEX_SYMBOLS = {
+    r"\cdot": "·", r"\times": "×", r"\top": "ᵀ", r"\le": "≤", r"\ge": "≥", r"\ne": "≠", r"\approx": "≈",
+    r"\infty": "∞", r"\sum": "∑", r"\prod": "∏", r"\to": "→", r"\in": "∈", r"\ldots": "…", r"\dots": "…",
+    r"\alpha": "α", r"\beta": "β", r"\gamma": "γ", r"\delta": "δ", r"\epsilon": "ε", r"\theta": "θ",
+    r"\lambda": "λ", r"\mu": "μ", r"\pi": "π", r"\sigma": "σ", r"\tau": "τ", r"\phi": "φ", r"\omega": "ω",
+    r"\Sigma": "Σ", r"\Delta": "Δ", r"\nabla": "∇", r"\partial": "∂", r"\|": "‖",
+}
+
+
+def tex_text(text: str) -> str:
+    r"""'Why divide by $\sqrt{d_k}$' -> 'Why divide by √d_k': a title's math as plain text."""
+    import re
+
+    def plain(m):
+        tex = m.group(1)
+        tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", tex)
+        tex = re.sub(r"\\(?:mathrm|text|operatorname|mathbf|mathit)\{([^{}]*)\}", r"\1", tex)
+        for command, symbol in sorted(_TEX_SYMBOLS.items(), key=lambda kv: -len(kv[0])):
+            tex = re.sub(re.escape(command) + r"(?![A-Za-z])", symbol, tex)
+        tex = re.sub(r"\\(left|right|quad|qquad)(?![A-Za-z])|\\[,;!]", "", tex)
+        tex = re.sub(r"\\([A-Za-z]+)", r"\1", tex).replace("{", "").replace("}", "").strip()
+        return tex.replace("^ᵀ", "ᵀ")
+
+    return re.sub(r"\$\$?([^$]+)\$\$?", plain, text)
+
 
 @dataclass
 class Nav:
@@ -37,7 +68,7 @@ class Nav:
 
     def key(self) -> list:
         """What of the navigation ends up in a page: neighbours' addresses and titles."""
-        return [[p.url, p.meta["title"]] if p else None for p in (self.prev, self.next)] + [self.crumbs]
+        return [[p.url, p.title] if p else None for p in (self.prev, self.next)] + [self.crumbs]
 
 
 @dataclass
@@ -88,7 +119,7 @@ class Site:
                 if "/" in page.slug:
                     index = self.page(lang, page.slug.rsplit("/", 1)[0] + "/index")
                     if index is not None and index is not page:
-                        crumbs = [{"url": index.url, "title": index.meta["title"]}]
+                        crumbs = [{"url": index.url, "title": index.title}]
                 out[lang, page.slug] = Nav(same[i - 1] if i else None, same[i + 1] if i + 1 < len(same) else None,
                                            crumbs)
         return out
@@ -107,6 +138,12 @@ class Collected:
     experiments: list = field(default_factory=list)  # experiment names shown
     warnings: list = field(default_factory=list)  # (line, message): said on every build, cached or not
     unaccounted: list = field(default_factory=list)  # (line, number, excerpt): numbers in prose nothing backs
+    ids: list = field(default_factory=list)  # every id the body defines (headings, spans, figures, footnotes …)
+    links: list = field(default_factory=list)  # (page url, #anchor or "", line, href): checked once all are parsed
+    labels: dict = field(default_factory=dict)  # "fig:id" -> [number, anchor]: what cross-references name
+    refs: list = field(default_factory=list)  # (page url, "fig:id", line): {ref}s, filled in once all are parsed
+    title_html: str = ""  # the page's title as inline Markdown (math as MathML), for its <h1>
+    shown: dict = field(default_factory=dict)  # value key (with its format) -> the text the page shows
 
     def to_json(self) -> dict:
         return {name: getattr(self, name) for name in COLLECTED}
@@ -133,6 +170,7 @@ class Built:
     html: str | None = None  # the finished page
     parsed: bool = False  # parsed by this build (False: from the cache)
     sizes: dict = field(default_factory=dict)  # the figure sizes `html` was rendered with
+    resolved: dict = field(default_factory=dict)  # "url#label" -> [number, anchor] its {ref}s were filled with
 
     @property
     def lang(self) -> str:

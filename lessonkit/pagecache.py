@@ -55,20 +55,23 @@ class PageCache:
                 return None
             built = Built(page, nav, key, Collected.from_json(data["collected"]), data["body"], data["html"])
             built.sizes = {tuple(k.split(" ", 1)): tuple(v) for k, v in data["figures"].items()}
+            built.resolved = data["resolved"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a damaged entry is a miss
             return None
         return built
 
-    def html_valid(self, built: Built, sizes: dict) -> bool:
-        """A page from the cache whose figures kept their sizes needs no render."""
-        return not built.parsed and built.html is not None and all(
+    def html_valid(self, built: Built, sizes: dict, resolved: dict) -> bool:
+        """A page from the cache whose figures kept their sizes and whose {ref}s name the same numbers needs no
+        render."""
+        return not built.parsed and built.html is not None and built.resolved == resolved and all(
             tuple(getattr(built, "sizes", {}).get((fid, built.lang), ())) == tuple(sizes.get((fid, built.lang), ()))
             for fid, _ in built.collected.figures)
 
     def store(self, built: Built, sizes: dict) -> None:
         entry = {"key": built.key, "body": built.body, "html": built.html, "collected": built.collected.to_json(),
                  "experiments": {name: self.report_digest.get(name) for name in built.collected.experiments},
-                 "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures}}
+                 "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures},
+                 "resolved": built.resolved}
         path = self._path(built.page)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -116,3 +116,47 @@ def check_twins(built: list[Built], source: str) -> None:
         if len(mine) < len(theirs):
             raise BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has", b.page.path)
 
+
+
+def page_ids(built: Built) -> set:
+    """Every id the finished page will have: the body's, and those its template writes."""
+    from . import shown
+
+    c = built.collected
+    ids = {"top", "main", *c.ids, *(shown.claim_anchor(k) for k in c.claims),
+           *(shown.experiment_anchor(e) for e in c.experiments)}
+    if c.claims or c.experiments:
+        ids.add("verification-summary")
+    if c.audits:
+        ids.add("claims-audit")
+        ids.update(f"audit-list-{a['n']}" for a in c.audits)
+    return ids
+
+
+def check_links(built: list[Built]) -> None:
+    """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
+    the page it names; else file:line and a did-you-mean."""
+    import difflib
+
+    by_url = {b.page.url: b for b in built}
+    known: dict = {}
+    for b in built:
+        for url, label, line in b.collected.refs:
+            labels = by_url[url].collected.labels
+            if label not in labels:
+                kind, _, name = label.partition(":")
+                close = difflib.get_close_matches(label, sorted(labels), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                where = "this page" if url == b.page.url else url.replace(".html", ".md")
+                raise BuildError(f"{{ref}} {label!r}: {where} has no {dict(fig='figure', table='table', eq='equation')[kind]} "
+                                 f"{name!r}{hint}", b.page.path, line)
+        for url, anchor, line, href in b.collected.links:
+            if not anchor:
+                continue
+            if url not in known:
+                known[url] = page_ids(by_url[url])
+            if anchor not in known[url]:
+                close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
+                hint = f" (did you mean #{close[0]}?)" if close else ""
+                where = "this page" if url == b.page.url else url.replace(".html", ".md")
+                raise BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line)

@@ -10,7 +10,7 @@ import yaml
 from . import shown
 from .content import load_yaml, read_text
 from .errors import BuildError
-from .mdplugins import SUMMARY_SLOT, fill_figure_slots
+from .mdplugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
 from .model import Built
 from .numbers import raw
 
@@ -179,9 +179,10 @@ def experiment_rows(m, collected) -> list[dict]:
     return rows
 
 
-def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict) -> str:
-    """The body with its figures' sizes, and the verification summary where the author asked for it (else last)."""
-    body = fill_figure_slots(built.body, sizes, built.lang)
+def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict, labels: dict) -> str:
+    """The body with its figures' sizes, its cross-references' numbers, and the verification summary where the
+    author asked for it (else last)."""
+    body = fill_refs(fill_figure_slots(built.body, sizes, built.lang), built.page.url, labels, strings)
     collected = built.collected
     if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
@@ -191,15 +192,16 @@ def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict) ->
     return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
-def page_html(env, course, built: Built, m, sizes: dict, build_info: dict) -> str:
+def page_html(env, course, built: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
     page, strings = built.page, course.strings[built.lang]
     return _render(env, course.root, "page.html",
                    site=course.site.config, page=page, lang=page.lang, s=strings,
-                   body=finish_body(env, course.root, built, m, strings, sizes),
+                   body=finish_body(env, course.root, built, m, strings, sizes, labels),
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
-                   audit_counts=audit_counts(built.collected.audits), claims=m.claims)
+                   audit_counts=audit_counts(built.collected.audits), claims=m.claims,
+                   title_html=built.collected.title_html)
 
 
 def audit_counts(audits: list) -> dict:

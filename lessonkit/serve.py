@@ -30,7 +30,12 @@ PING_SECONDS = 15.0
 # An "error" event from the server carries data; EventSource's own connection errors do not.
 SCRIPT = """<script>/* lessonkit serve */(()=>{const t=%s,s=new EventSource("%s");\
 s.addEventListener("hello",e=>{if(e.data!==t)location.reload()});\
-s.addEventListener("reload",()=>location.reload());\
+s.addEventListener("reload",e=>{if(e.data)sessionStorage.setItem("lessonkit-notes",e.data);location.reload()});\
+const n=sessionStorage.getItem("lessonkit-notes");if(n){sessionStorage.removeItem("lessonkit-notes");\
+const d=document.createElement("pre");d.id="lessonkit-notes";d.title="click to close";d.onclick=()=>d.remove();\
+d.style.cssText="position:fixed;bottom:0;right:0;z-index:2147483647;margin:.5em;padding:.6em .9em;max-width:min(48em,\
+95vw);max-height:40vh;overflow:auto;background:#1f2328;color:#fff;font:13px/1.45 monospace;white-space:pre-wrap;\
+border-radius:6px;box-shadow:0 2px 8px #0006;cursor:pointer";d.textContent=n;document.body.appendChild(d)}\
 s.addEventListener("error",e=>{if(typeof e.data!=="string")return;\
 let b=document.getElementById("lessonkit-error");if(!b){b=document.createElement("pre");\
 b.id="lessonkit-error";b.style.cssText="position:fixed;top:0;left:0;right:0;z-index:2147483647;margin:0;\
@@ -85,15 +90,17 @@ class _State:
         self.instance = secrets.token_hex(4)
         self.generation = 0
         self.error: str | None = None
+        self.notes = ""  # warnings and changed values of the last build: shown in the page after the reload
         self.closed = False
 
     def token(self, generation: int) -> str:
         return f"{self.instance}.{generation}"
 
-    def publish(self, error: str | None) -> None:
+    def publish(self, error: str | None, notes: str = "") -> None:
         with self.cond:
             self.generation += 1
             self.error = error
+            self.notes = notes
             self.cond.notify_all()
 
     def close(self) -> None:
@@ -101,10 +108,10 @@ class _State:
             self.closed = True
             self.cond.notify_all()
 
-    def wait(self, seen: int, timeout: float) -> tuple[int, str | None, bool]:
+    def wait(self, seen: int, timeout: float) -> tuple[int, str | None, str, bool]:
         with self.cond:
             self.cond.wait_for(lambda: self.generation != seen or self.closed, timeout)
-            return self.generation, self.error, self.closed
+            return self.generation, self.error, self.notes, self.closed
 
 
 def _event(name: str, data: str) -> bytes:
@@ -191,14 +198,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             if error is not None:
                 self.wfile.write(_event("error", error))
             while True:
-                generation, error, closed = state.wait(seen, PING_SECONDS)
+                generation, error, notes, closed = state.wait(seen, PING_SECONDS)
                 if closed:
                     return
                 if generation == seen:
                     self.wfile.write(b": ping\n\n")  # finds clients that went away
                     continue
                 seen = generation  # several builds since the last event: the latest one counts
-                self.wfile.write(_event("reload", "") if error is None else _event("error", error))
+                self.wfile.write(_event("reload", notes) if error is None else _event("error", error))
         except OSError:  # the browser closed the page
             return
 
@@ -228,7 +235,8 @@ def listen(port: int, out: Path, handler) -> _Server:
                          f"is another preview running? --port 0 picks a free port") from None
 
 
-def _rebuild(rebuild: Callable[[], str], state: _State) -> None:
+def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State) -> None:
+    """rebuild() gives a summary line, or (summary, notes): warnings and changed values to show."""
     start = time.perf_counter()
     try:
         summary = rebuild()
@@ -237,8 +245,11 @@ def _rebuild(rebuild: Callable[[], str], state: _State) -> None:
         print(f"error: {message}", flush=True)
         state.publish(message)
         return
+    summary, notes = summary if isinstance(summary, tuple) else (summary, [])
     print(f"rebuilt in {(time.perf_counter() - start) * 1000:.0f} ms: {summary}", flush=True)
-    state.publish(None)
+    for note in notes:
+        print(note, flush=True)
+    state.publish(None, "\n".join(notes))
 
 
 def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, interval: float = 0.1,

@@ -27,7 +27,9 @@ def panel_id(target: str) -> str:
 
 def text(m, strings: dict, key: str, value, spec: str | None) -> str:
     """What the reader sees for a value: its digits, or its bound when it is floating-point noise."""
-    bound = m.bounds.get(key)
+    from .claims import split_index
+
+    bound = m.bounds.get(split_index(key)[0])
     if bound:
         return format_bound(*bound, strings)
     try:
@@ -43,7 +45,9 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
 
 def target(m, key: str) -> tuple[str | None, str]:
     """Where a value's mark leads: (the claim that verifies it, or None; the experiment's name)."""
-    return m.claim_of_value.get(key), key.split(".", 1)[0]
+    from .claims import split_index
+
+    return m.claim_of_value.get(split_index(key)[0]), key.split(".", 1)[0]
 
 
 def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, spread: bool = False) -> str:

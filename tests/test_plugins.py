@@ -129,7 +129,7 @@ def test_figure_block_needs_alt_and_gets_size():
     html, ctx = render("::: figure exp.plot A curve going up.\nCaption *here*.\n:::\n")
     assert ctx.figures == [("exp.plot", 5)]
     assert '<a href="../figures/exp.plot.en.svg"><img src="../figures/exp.plot.en.svg" alt="A curve going up." width="600" height="300"' in html
-    assert "<figcaption>\n<p>Caption <em>here</em>.</p>" in html
+    assert '<figcaption>\n<p><span class="caption-label">Figure 1</span>: Caption <em>here</em>.</p>' in html
     assert "needs alt text" in error_of("::: figure exp.plot\ncap\n:::\n")
 
 
@@ -193,3 +193,61 @@ def test_chinese_closing_punctuation_stays_with_the_math_or_number_before_it():
     assert re.search(r'<span class="nobr"><span class="value" data-key="exp.rank".*?</span>，</span>对吗', html)
     plain, _ = render("rank $d_k$ here")
     assert "nobr" not in plain
+
+
+# numbered figures, tables and equations, and {ref} ----------------------------------------------
+
+NUMBERED = """See {ref}`fig:exp.b` and {ref}`eq:sm` and {ref}`table:costs`.
+
+::: figure exp.a First.
+One.
+:::
+
+::: figure exp.b Second.
+Two.
+:::
+
+$$ \\mathrm{softmax}(z)_i = e^{z_i} $$ (sm)
+
+::: table costs What grows with heads
+| h | cost |
+|---|---|
+| 1 | low |
+:::
+"""
+
+
+def test_figures_tables_and_equations_are_numbered_and_named_in_each_language():
+    from lessonkit.mdplugins import fill_refs
+
+    for lang, fig, eq, table in (("en", "Figure 2", "Eq. (1)", "Table 1"), ("zh", "图 2", "式 (1)", "表 1")):
+        html, collected = render(NUMBERED, lang=lang)
+        assert collected.labels == {"fig:exp.a": [1, "fig-exp-a"], "fig:exp.b": [2, "fig-exp-b"],
+                                    "eq:sm": [1, "eq-sm"], "table:costs": [1, "table-costs"]}
+        assert collected.refs == [(f"{lang}/a.html", "fig:exp.b", 5), (f"{lang}/a.html", "eq:sm", 5),
+                                  (f"{lang}/a.html", "table:costs", 5)]
+        filled = fill_refs(html, f"{lang}/a.html", {f"{lang}/a.html": collected.labels}, STRINGS[lang])
+        assert f'<a class="xref" href="#fig-exp-b">{fig}</a>' in filled
+        assert f'<a class="xref" href="#eq-sm">{eq}</a>' in filled and f'<a class="xref" href="#table-costs">{table}</a>' in filled
+        assert '<div class="math-display numbered" id="eq-sm" tabindex="0"><math' in html
+        assert '<span class="eq-number">(1)</span></div>' in html
+        assert f'<figure class="table-figure" id="table-costs"><figcaption><span class="caption-label">{table}' in html
+
+
+def test_a_reference_to_another_page_links_there():
+    from lessonkit.mdplugins import fill_refs
+
+    html, collected = render("As {ref}`dir/b.md#fig:exp.a` shows.")
+    assert collected.refs == [("en/dir/b.html", "fig:exp.a", 5)]
+    filled = fill_refs(html, "en/a.html", {"en/dir/b.html": {"fig:exp.a": [3, "fig-exp-a"]}}, STRINGS["en"])
+    assert '<a class="xref" href="dir/b.html#fig-exp-a">Figure 3</a>' in filled
+    assert "name a figure, table or equation" in error_of("{ref}`lemma:x`")
+    assert "is not a page of the course" in error_of("{ref}`nowhere.md#fig:x`")
+    assert "used twice on this page" in error_of("$$ x $$ (a)\n\n$$ y $$ (a)\n")
+
+
+def test_a_value_can_be_an_element_of_a_list():
+    html, collected = render("first {val}`exp.ranks[0]`, last {val}`exp.ranks[-1]`")
+    assert 'data-key="exp.ranks[0]" data-value="4"' in html and 'data-key="exp.ranks[-1]"' in html
+    assert "has 2 elements: [5] is out of range" in error_of("{val}`exp.ranks[5]`")
+    assert "is a single number" in error_of("{val}`exp.rank[0]`")

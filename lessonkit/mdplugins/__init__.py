@@ -16,8 +16,45 @@ def figure_slot(fid: str, dimension: str) -> str:
 
 
 _FIGURE_SLOT = re.compile("\x00([wh]):([^\x00]+)\x00")
+_REF_SLOT = re.compile("\x00ref:([^#\x00]+)#([^\x00]+)\x00")
+
+
+def ref_slot(url: str, label: str) -> str:
+    """Where a cross-reference goes ({ref}); the render stage fills in its number and link."""
+    return f"\x00ref:{url}#{label}\x00"
+
+
+def fill_refs(body: str, page_url: str, labels: dict, strings: dict) -> str:
+    """Each {ref} as a link that names its target: "图 2" / "Eq. (3)"; labels: url -> {label: [number, anchor]}."""
+    import posixpath
+    from html import escape
+
+    names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label"}
+
+    def fill(m):
+        url, label = m.group(1), m.group(2)
+        number, anchor = labels[url][label]
+        href = f"#{anchor}" if url == page_url else \
+            posixpath.relpath(url, posixpath.dirname(page_url) or ".") + f"#{anchor}"
+        text = strings[names[label.partition(":")[0]]].format(n=number)
+        return f'<a class="xref" href="{escape(href)}">{escape(text)}</a>'
+
+    return _REF_SLOT.sub(fill, body)
 
 
 def fill_figure_slots(body: str, sizes: dict, lang: str) -> str:
     """Put each figure's width and height (CSS pixels) where the page asks for them."""
     return _FIGURE_SLOT.sub(lambda m: str(sizes[m.group(2), lang][0 if m.group(1) == "w" else 1]), body)
+
+
+def number_label(ctx, label: str, anchor: str, token) -> int:
+    """Number a figure, table or equation of the page ("fig:…", "table:…", "eq:…"); unique per page."""
+    from ..errors import BuildError
+    from .lines import line_of
+
+    kind, _, name = label.partition(":")
+    if label in ctx.out.labels:
+        raise BuildError(f"{kind} id {name!r} is used twice on this page", ctx.path, line_of(token, ctx))
+    number = 1 + sum(1 for key in ctx.out.labels if key.startswith(kind + ":"))
+    ctx.out.labels[label] = [number, anchor]
+    return number

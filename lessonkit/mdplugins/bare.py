@@ -39,6 +39,8 @@ def bare_numbers(text: str) -> list[str]:
 def bare_plugin(md: MarkdownIt) -> None:
     def rule(state):
         ctx = state.env["ctx"]
+        if state.env.get("title"):  # a page title is a heading
+            return
         in_heading = False
         for block in state.tokens:
             if block.type == "heading_open":

@@ -1,5 +1,9 @@
-"""`::: kind` blocks: exercises with collapsed hints, callouts, epigraphs, figures,
-and the place of the verification summary.
+"""`::: kind` blocks: exercises with collapsed hints, callouts, epigraphs, numbered figures and
+tables, and the place of the verification summary.
+
+Figures (`::: figure <id> <alt text>`, the block's content is the caption) and tables
+(`::: table <id> <caption>` around a Markdown table) are numbered in page order; their
+label ("图 2", "Table 1") opens the caption, and {ref}`fig:<id>` / {ref}`table:<id>` name them.
 """
 
 from html import escape
@@ -8,11 +12,11 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
 from ..errors import BuildError
-from . import SUMMARY_SLOT, figure_slot
+from . import SUMMARY_SLOT, figure_slot, number_label
 from .lines import line_of
 
 CALLOUTS = ("note", "warning", "insight", "what", "why", "how", "philosophy")
-KINDS = ("exercise", "hint", "answer", "epigraph", "figure", "verification-summary", *CALLOUTS)
+KINDS = ("exercise", "hint", "answer", "epigraph", "figure", "table", "verification-summary", *CALLOUTS)
 
 
 def _param(token) -> str:
@@ -59,6 +63,14 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}"><a href="{src}">'
                         f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
                         f'decoding="async"></a><figcaption>\n')
+            if kind == "table":
+                if not opening:
+                    return "</figure>\n"
+                tid, _, caption = _param(token).partition(" ")
+                number, anchor = ctx.out.labels[f"table:{tid}"]
+                label = escape(s["table_label"].format(n=number))
+                return (f'<figure class="table-figure" id="{anchor}"><figcaption><span class="caption-label">{label}'
+                        f'</span>{escape(s["label_sep"])}{escape(caption.strip())}</figcaption>\n')
             if kind == "verification-summary":
                 return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
             raise AssertionError(kind)
@@ -68,16 +80,29 @@ def blocks_plugin(md: MarkdownIt) -> None:
         md.use(container_plugin, name=kind, render=render(kind))
 
     def collect(state):
-        """Before rendering: which figures the page needs, and epigraph attributions."""
+        """Before rendering: which figures the page needs, their and the tables' numbers, epigraph attributions."""
         ctx = state.env["ctx"]
         depth = 0
-        for _i, token in enumerate(state.tokens):
+        tokens = state.tokens
+        for i, token in enumerate(tokens):
             if token.type == "container_figure_open":
                 fid = _param(token).partition(" ")[0]
                 if not fid:
                     raise BuildError("figure block needs an id: ::: figure <id> <alt text>",
                                      ctx.path, line_of(token, ctx))
                 ctx.need_figure(fid, line_of(token, ctx))
+                number = number_label(ctx, f"fig:{fid}", "fig-" + fid.replace(".", "-").replace("_", "-"), token)
+                caption = next((t for t in tokens[i + 1:] if t.type == "inline"), None)
+                if caption is not None:  # the caption opens with the figure's label: "图 2：…"
+                    label = (f'<span class="caption-label">{escape(ctx.strings["figure_label"].format(n=number))}'
+                             f'</span>{escape(ctx.strings["label_sep"])}')
+                    caption.children.insert(0, _html(label))
+            elif token.type == "container_table_open":
+                tid = _param(token).partition(" ")[0]
+                if not tid:
+                    raise BuildError("table block needs an id: ::: table <id> <caption>", ctx.path,
+                                     line_of(token, ctx))
+                number_label(ctx, f"table:{tid}", f"table-{tid}", token)
             elif token.type == "container_epigraph_open":
                 depth += 1
             elif token.type == "container_epigraph_close":
@@ -99,3 +124,12 @@ def _attribution(inline) -> None:
             start.content, end.content = '<br><cite class="attribution">', "</cite>"
             inline.children = kids[:i] + [start] + kids[i + 1:] + [end]
             return
+
+
+def _html(content: str):
+    from markdown_it.token import Token
+
+    token = Token("html_inline", "", 0)
+    token.content = content
+    return token
+

@@ -8,6 +8,7 @@ import re
 from markdown_it import MarkdownIt
 
 from ..errors import BuildError
+from ..model import tex_text
 from .lines import line_of
 from .spans import check_id
 
@@ -19,6 +20,9 @@ def headings_plugin(md: MarkdownIt) -> None:
         ctx = state.env["ctx"]
         counters = [0] * 7
         tokens = state.tokens
+        # A body with its own "# Title" numbers sections under it (s-1-2), so that "# A ## x # B ## y"
+        # does not give x and y the same id.
+        start = 1 if any(t.type == "heading_open" and t.tag == "h1" for t in tokens) else 2
         for i, token in enumerate(tokens):
             if token.type != "heading_open":
                 continue
@@ -33,7 +37,7 @@ def headings_plugin(md: MarkdownIt) -> None:
                 last.content = last.content[: match.start()]
                 inline.content = _EXPLICIT.sub("", inline.content)
             else:
-                hid = "s-" + "-".join(str(c) for c in counters[2:level + 1] or [counters[level]])
+                hid = "s-" + "-".join(str(c) for c in counters[start:level + 1] or [counters[level]])
             if hid in ctx.ids:
                 raise BuildError(f"duplicate heading id {hid!r}", ctx.path, line_of(token, ctx))
             if match:  # an author's id must not take one the page writes itself
@@ -43,7 +47,8 @@ def headings_plugin(md: MarkdownIt) -> None:
                     raise exc.located(ctx.path, line_of(token, ctx)) from None
             ctx.ids.add(hid)
             token.attrSet("id", hid)
-            text = "".join(c.content for c in inline.children if c.type in ("text", "code_inline"))
+            text = "".join(c.content if c.type in ("text", "code_inline") else tex_text(f"${c.content}$")
+                           for c in inline.children if c.type in ("text", "code_inline", "math_inline"))
             ctx.out.toc.append({"level": level, "id": hid, "text": text.strip(), "line": line_of(token, ctx)})
 
     md.core.ruler.push("lessonkit_headings", rule)

@@ -1,4 +1,9 @@
-"""Links: `page.md#anchor` becomes `page.html#anchor` (checked to exist); outside links are marked."""
+"""Links: `page.md#anchor` becomes `page.html#anchor`; outside links are marked external.
+
+A link to another page of the course (`x.md`, `../en/x.md` for the other language, or `x.html`)
+must name a page that exists; its #anchor is checked once every page is parsed (pages.check_links),
+both with the source line and a did-you-mean.
+"""
 
 import posixpath
 
@@ -6,6 +11,19 @@ from markdown_it import MarkdownIt
 
 from ..errors import BuildError
 from .lines import line_of
+
+
+def _target(ctx, path: str) -> str | None:
+    """The site URL of the course page a relative link names ("en/x.html"), or None if it is not one."""
+    for suffix in (".md", ".html"):
+        if path.endswith(suffix):
+            here = posixpath.dirname(ctx.page.url)
+            url = posixpath.normpath(posixpath.join(here, path[: -len(suffix)])) + ".html"
+            lang, _, slug = url.partition("/")
+            if url.startswith("..") or lang not in ctx.inputs.strings:
+                return "outside"
+            return url if slug[:-5] in ctx.inputs.slugs else "missing"
+    return None
 
 
 def links_plugin(md: MarkdownIt) -> None:
@@ -16,22 +34,24 @@ def links_plugin(md: MarkdownIt) -> None:
                 if token.type != "link_open":
                     continue
                 href = token.attrGet("href") or ""
-                if "://" in href or href.startswith("mailto:"):
+                if "://" in href or href.startswith(("mailto:", "//")):
                     token.attrSet("class", "external")
                     token.attrSet("rel", "noopener external")
                     continue
-                if href.startswith("#") or not href:
-                    ctx.local_links.append((href[1:], line_of(token, ctx)))
-                    continue
+                line = line_of(token, ctx)
                 path, _, anchor = href.partition("#")
-                if not path.endswith(".md"):
+                if not path:
+                    ctx.out.links.append((ctx.page.url, anchor, line, href))
                     continue
-                here = posixpath.dirname(ctx.page.slug)
-                target = posixpath.normpath(posixpath.join(here, path[:-3]))
-                if target.startswith(".."):
-                    raise BuildError(f"link {href!r} leaves content/", ctx.path, line_of(token, ctx))
-                if target not in ctx.inputs.slugs:
-                    raise BuildError(f"link to a page that does not exist: {href!r}", ctx.path, line_of(token, ctx))
-                token.attrSet("href", path[:-3] + ".html" + (f"#{anchor}" if anchor else ""))
+                url = _target(ctx, path)
+                if url is None:
+                    continue  # a file of the site (a figure, a download): --check looks at it
+                if url == "outside":
+                    raise BuildError(f"link {href!r} leaves content/", ctx.path, line)
+                if url == "missing":
+                    raise BuildError(f"link to a page that does not exist: {href!r}", ctx.path, line)
+                ctx.out.links.append((url, anchor, line, href))
+                suffix = ".md" if path.endswith(".md") else ".html"
+                token.attrSet("href", path[: -len(suffix)] + ".html" + (f"#{anchor}" if anchor else ""))
 
     md.core.ruler.push("lessonkit_links", rule)

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from ..errors import BuildError
+from . import number_label
 from .lines import line_of
 from .punct import glue_closing
 
@@ -114,6 +115,10 @@ def math_plugin(md: MarkdownIt) -> None:
                 mathml = tex_to_mathml(token.content, display)
             except BuildError as exc:
                 raise exc.located(ctx.path, line_of(token, ctx)) from None
+            if token.type == "math_block_label":  # $$ … $$ (label): numbered, named by {ref}`eq:label`
+                number, anchor = ctx.out.labels[f"eq:{token.info}"]
+                return (f'<div class="math-display numbered" id="{escape(anchor)}" tabindex="0">{mathml}'
+                        f'<span class="eq-number">({number})</span></div>\n')
             if token.block:
                 return f'<div class="math-display" tabindex="0">{mathml}</div>\n'
             # Display math inside a paragraph must stay phrasing content: no <div> in <p>.
@@ -126,3 +131,14 @@ def math_plugin(md: MarkdownIt) -> None:
     md.add_render_rule("math_inline_double", render(True))
     md.add_render_rule("math_block", render(True))
     md.add_render_rule("math_block_label", render(True))
+
+    def number(state):
+        ctx = state.env["ctx"]
+        for token in state.tokens:
+            if token.type == "math_block_label":
+                if not re.fullmatch(r"[A-Za-z][\w-]*", token.info):
+                    raise BuildError(f"equation label {token.info!r}: letters, digits, - and _ (e.g. (softmax))",
+                                     ctx.path, line_of(token, ctx))
+                number_label(ctx, f"eq:{token.info}", f"eq-{token.info}", token)
+
+    md.core.ruler.push("lessonkit_equations", number)

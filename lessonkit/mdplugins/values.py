@@ -1,4 +1,6 @@
-"""{val}`key` shows a measured value; {claim}`key` shows a claim's status.
+"""{val}`key` shows a measured value (`key[0]`: an element of a list); {claim}`key` shows a claim's status;
+{ref}`fig:id` names a numbered figure, table (`table:id`) or equation (`eq:id`), also on another page
+(`lesson-l5.md#fig:id`): "图 2", "Figure 2", linked; the number is filled in once every page is parsed.
 
 A value renders as an element carrying its key and full-precision value, so the
 checks and the browser tests can compare what is shown with what was measured.
@@ -14,7 +16,7 @@ from .punct import glue_closing
 
 def _warn_if_noise(ctx, key: str, line: int) -> None:
     """A float this close to zero is usually rounding error: its digits depend on the machine."""
-    value = ctx.measurements.values[key]
+    value = ctx.measurements.value(key)
     if key not in ctx.measurements.bounds and isinstance(value, float) and abs(value) < 1e-13:
         ctx.out.warnings.append((line, f"value {key} = {value!r} is at the level of floating-point error: its digits "
                                    f"depend on the machine; return it as harness.below(x, tolerance)"))
@@ -23,6 +25,8 @@ def _warn_if_noise(ctx, key: str, line: int) -> None:
 def _value(ctx, key: str, spec: str | None) -> str:
     html = shown.value_html(ctx.measurements, ctx.strings, key, spec)
     ctx.use_value(key)
+    m = ctx.measurements
+    ctx.out.shown[key + (f":{spec}" if spec else "")] = shown.text(m, ctx.strings, key, m.value(key), spec)
     claim, experiment = shown.target(ctx.measurements, key)
     if claim:
         ctx.show_claim(claim)
@@ -35,6 +39,22 @@ def _claim_status(ctx, key: str) -> str:
     html = shown.claim_status_html(ctx.measurements, ctx.strings, key)
     ctx.show_claim(key)
     return html
+
+
+def _ref(ctx, content: str, line: int) -> str:
+    from . import ref_slot
+    from .links import _target
+
+    path, _, label = content.rpartition("#")
+    kind = label.partition(":")[0]
+    if kind not in ("fig", "table", "eq") or ":" not in label:
+        raise BuildError(f"{{ref}}`{content}`: name a figure, table or equation: fig:<id>, table:<id>, eq:<label> "
+                         f"(on another page: lesson-l5.md#fig:<id>)")
+    url = _target(ctx, path) if path else ctx.page.url
+    if url in (None, "outside", "missing"):
+        raise BuildError(f"{{ref}}`{content}`: {path!r} is not a page of the course")
+    ctx.out.refs.append((url, label, line))
+    return ref_slot(url, label)
 
 
 def values_plugin(md) -> None:
@@ -54,7 +74,9 @@ def values_plugin(md) -> None:
                 return glue_closing(tokens, idx, html, ctx.strings["closing"])
             if name == "claim":
                 return _claim_status(ctx, content)
-            raise BuildError(f"unknown role {{{name}}}: use {{val}} or {{claim}}")
+            if name == "ref":
+                return _ref(ctx, content, line_of(token, ctx))
+            raise BuildError(f"unknown role {{{name}}}: use {{val}}, {{claim}} or {{ref}}")
         except BuildError as exc:
             raise exc.located(ctx.path, line_of(token, ctx)) from None
 

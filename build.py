@@ -27,13 +27,16 @@ def _port(text: str) -> int:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                epilog="python build.py new PAGE [--experiment NAME] starts a page (and an experiment); "
+                                       "docs/reference.md lists every option, site.yaml key and Markdown extension.")
     p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
     p.add_argument("--seeds", type=int, metavar="N", help="run every experiment on N seeds, the course seed first "
                    "(default: content/site.yaml's seeds, 20)")
     p.add_argument("--executor", default="local", metavar="local|dask:local|dask:ADDRESS",
                    help="where experiment runs execute (default: local processes)")
-    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs at once (default: one per core)")
+    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed, at once "
+                   "(default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
     p.add_argument("--out", type=Path, help="output folder (default: site/ in the course folder)")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder (content/, experiments/ …)")

@@ -161,6 +161,8 @@ def load_config(root: Path) -> dict:
             config[key] = dict.fromkeys(languages, value)
         elif not isinstance(value, dict) or any(not isinstance(value.get(lang), str) for lang in languages):
             raise BuildError(f"{key}: expected text, or one text per language ({', '.join(languages)})", *at(key))
+    if not isinstance(config.get("author", ""), str):
+        raise BuildError("author: expected one line of text", *at("author"))
     config.setdefault("seed", 0)
     config.setdefault("seeds", 20)
     config.setdefault("experiment_timeout", 120)

@@ -48,7 +48,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--port", type=_port, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.add_argument("-q", "--quiet", action="store_true", help="print errors and the summary only")
+    p.add_argument("-q", "--quiet", action="store_true", help="print errors, warnings, changed values and the "
+                   "summary only")
+    p.add_argument("--timings", action="store_true", help="say how long each stage of the build took")
     args = p.parse_args(argv)
     args.out = args.out or args.root / "site"
     return args
@@ -59,13 +61,15 @@ def build(args: argparse.Namespace, say=print) -> dict:
     from lessonkit.pagecache import PageCache
 
     start = time.perf_counter()
-    course = load(args, say)
-    measured = measure(course, args, say)
+    clock = _stopwatch(say if args.timings else None)
+    course = clock("load", load(args, say))
+    measured = clock("measure", measure(course, args, say))
     pages_cache = PageCache(course.cache / "pages", measured.reports)
-    pages = parse(course, measured, pages_cache, args, say)
-    drawn = draw(course, pages, measured, args, say)
-    files, rendered = render(course, pages, measured, drawn, pages_cache, args, say)
-    write(files, args, say)
+    pages = clock("parse", parse(course, measured, pages_cache, args, say))
+    drawn = clock("draw", draw(course, pages, measured, args, say))
+    files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, args, say))
+    clock("write", write(files, args, say))
+    pages_cache.save(pages, args.out.resolve())
     from lessonkit.changes import changed_values
 
     changed = changed_values(pages, course.cache / "shown.json")
@@ -77,6 +81,20 @@ def build(args: argparse.Namespace, say=print) -> dict:
             "changed": changed,
             "claims": len(measured.claims), "runs": sum(r.ran for r in measured.reports), "seeds": len(course.seeds),
             "seconds": time.perf_counter() - start, "audits": _audits(course, pages)}
+
+
+def _stopwatch(say):
+    """clock(stage, result) says how long the stage that produced result took (--timings)."""
+    last = [time.perf_counter(), time.process_time()]
+
+    def clock(stage: str, result=None):
+        now = [time.perf_counter(), time.process_time()]
+        if say:
+            say(f"timing: {stage:8} {now[0] - last[0]:7.3f} s wall, {now[1] - last[1]:7.3f} s CPU in this process")
+        last[:] = now
+        return result
+
+    return clock
 
 
 def _audits(course, pages: list) -> dict:
@@ -97,7 +115,8 @@ def load(args: argparse.Namespace, say):
     stamp.forget(root / ".cache" / "build-stamp.json")
     check_out(root, args.out.resolve())
     if args.force:
-        (root / ".cache" / "math.json").unlink(missing_ok=True)
+        for name in ("math.json", "highlight-code.json"):  # conversions are made again
+            (root / ".cache" / name).unlink(missing_ok=True)
     site = content.load_site(root)
     for page in site.pages:
         if site.is_stale(page):
@@ -127,7 +146,7 @@ def parse(course, measured, pages_cache, args: argparse.Namespace, say) -> list:
     # A renderer upgrade re-renders every page.
     renderers = " ".join(package_version(name) for name in RENDERERS)
     built = pages.parse_all(course, measured, pages_cache, pages.shared_inputs_key(course, ROOT, renderers),
-                            force=args.force, jobs=args.jobs, say=say)
+                            force=args.force, jobs=args.jobs, info=build_info(course, args), say=say)
     pages.check_twins(built, course.site.source_language)
     pages.check_links(built)
     return built
@@ -149,6 +168,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
            say) -> tuple[dict, int]:
     """Every file of the site, as bytes: pages through the templates, figures, the home, glossary, search, sitemap."""
     from lessonkit import figures, output
+    from lessonkit import pages as pages_mod
     from lessonkit import render as templates
 
     files: dict[str, bytes] = output.static_files(course.root / "templates" / "static", course.root)
@@ -161,16 +181,25 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
     def resolved(b):
         return {f"{url}#{label}": labels[url][label] for url, label, _ in b.collected.refs}
 
-    todo = [b for b in pages if not pages_cache.html_valid(b, sizes, resolved(b))]
+    out = args.out.resolve()
+    todo = [b for b in pages if not pages_cache.unchanged_file(b, sizes, resolved(b), out)]
     say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
     env = templates.environment(course.root, course.strings, course.cache / "templates")
-    info = {"seed": course.seed, "seeds": len(course.seeds), "search": not args.no_search}
+    info = build_info(course, args)
+    for built in pages:
+        files[built.page.url] = output.KEEP  # the site's file is the one written for this page
     for built in todo:
+        if built.html is None:  # from the cache, but a figure or a cross-reference changed: put together again
+            if built.body is None:
+                built.body = pages_cache.body(built)
+                if built.body is None:  # the cache could not give it back
+                    pages_mod.parse_again(course, measured, built)
+            built.html = templates.page_html(env, course, built, measured, info)
         built.resolved = resolved(built)
-        built.html = templates.page_html(env, course, built, measured, sizes, labels, info)
+        html = templates.finish(built.html, built, course.strings[built.lang], sizes, labels)
+        files[built.page.url] = html.encode("utf-8")
         pages_cache.store(built, sizes)
     for built in pages:
-        files[built.page.url] = built.html.encode("utf-8")
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
     bare = sum(len(b.collected.unaccounted) for b in pages)
@@ -191,6 +220,11 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
     }, ensure_ascii=False, indent=1).encode("utf-8")
     return files, len(todo)
+
+
+def build_info(course, args: argparse.Namespace) -> dict:
+    """What templates say about the build itself."""
+    return {"seed": course.seed, "seeds": len(course.seeds), "search": not args.no_search}
 
 
 def write(files: dict, args: argparse.Namespace, say) -> None:
@@ -363,7 +397,7 @@ def main(argv=None) -> int:
 
     def say(msg: str) -> None:
         # -q keeps what the author must act on or know: warnings, and shown values that changed.
-        if not args.quiet or msg.startswith(("warning:", "changed:")):
+        if not args.quiet or msg.startswith(("warning:", "changed:", "timing:")):
             print(msg, flush=True)
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")

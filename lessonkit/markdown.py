@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html import escape
+from pathlib import Path
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
@@ -25,6 +26,7 @@ from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
+from .memo import Memo
 from .model import Collected, Page
 
 
@@ -107,18 +109,42 @@ class PageContext:
             self.out.figures.append((fid, line))
 
 
-def _highlight(code: str, lang: str, attrs) -> str:
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
+@lru_cache(maxsize=64)
+def _lexer(lang: str):
     from pygments.lexers import TextLexer, get_lexer_by_name
     from pygments.util import ClassNotFound
 
     try:
-        lexer = get_lexer_by_name(lang) if lang else TextLexer()
+        return get_lexer_by_name(lang) if lang else TextLexer()
     except ClassNotFound:
-        lexer = TextLexer()
-    body = highlight(code, lexer, HtmlFormatter(nowrap=True))
-    return f'<pre class="code"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
+        return TextLexer()
+
+
+@lru_cache(maxsize=1)
+def _formatter():
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)  # made once: its style sheet costs a millisecond per block
+
+
+def _highlight_made_by() -> str:
+    from .memo import source_digest
+    from .versions import package_version
+
+    return f"pygments {package_version('Pygments')} {source_digest(Path(__file__))}"
+
+
+HIGHLIGHTED = Memo(_highlight_made_by)
+
+
+def _highlight(code: str, lang: str, attrs) -> str:
+    def make() -> str:
+        from pygments import highlight
+
+        body = highlight(code, _lexer(lang), _formatter())
+        return f'<pre class="code"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
+
+    return HIGHLIGHTED.get(f"{lang}\0{code}", make)
 
 
 def _table_open(self, tokens, idx, options, env):
@@ -148,11 +174,11 @@ def parser() -> MarkdownIt:
     return md
 
 
-def math_cache():
-    """The converted-formula cache the math plugin reads (the parse stage opens and saves it)."""
+def memos() -> dict:
+    """The conversions kept between builds, by cache file name: the parse stage opens, merges and saves them."""
     from .mdplugins.math import CACHE
 
-    return CACHE
+    return {"math.json": CACHE, "highlight-code.json": HIGHLIGHTED}
 
 
 def to_html(page: Page, inputs: Inputs) -> tuple[str, Collected]:

@@ -160,17 +160,18 @@ COLLECTED = tuple(Collected.__dataclass_fields__)
 
 @dataclass
 class Built:
-    """A page on its way out: what parsing it collected, its body's HTML, and (once rendered) the page."""
+    """A page on its way out: what parsing it collected, its body's HTML, and what its finished page was made with."""
 
     page: Page
     nav: Nav
     key: str  # the page-cache key of its own inputs
     collected: Collected
-    body: str  # the Markdown as HTML, with the slots the render stage fills (figure sizes, the summary)
-    html: str | None = None  # the finished page
+    body: str | None  # the Markdown as HTML, with the slots the render stage fills (None: still in the cache)
+    html: str | None = None  # the page through its template, slots still open (made where it was parsed)
     parsed: bool = False  # parsed by this build (False: from the cache)
-    sizes: dict = field(default_factory=dict)  # the figure sizes `html` was rendered with
+    sizes: dict = field(default_factory=dict)  # the figure sizes its page was rendered with
     resolved: dict = field(default_factory=dict)  # "url#label" -> [number, anchor] its {ref}s were filled with
+    stamp: list | None = None  # how its file in the site looked when the last build wrote it
 
     @property
     def lang(self) -> str:

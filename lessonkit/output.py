@@ -67,8 +67,11 @@ def lock(cache: Path, say=print):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
-    """files maps a path inside the site ("zh/lesson-l5.html") to its bytes; finish(staging),
+KEEP = None  # in `files`: the file the current site holds at this path stays as it is
+
+
+def write_site(files: dict[str, bytes | None], out: Path, finish=None) -> None:
+    """files maps a path inside the site ("zh/lesson-l5.html") to its bytes, or to KEEP; finish(staging),
     if given, adds what is made from the written tree (the search index) before the swap."""
     out = out.resolve()
     try:
@@ -86,6 +89,9 @@ def write_site(files: dict[str, bytes], out: Path, finish=None) -> None:
             previous = out / rel
             # An unchanged file is linked from the current site instead of written again: the
             # swap below replaces whole trees, so the old tree never sees a changed file.
+            if data is KEEP:
+                os.link(previous, target)
+                continue
             if _same(previous, data):
                 try:
                     os.link(previous, target)

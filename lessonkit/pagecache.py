@@ -1,16 +1,22 @@
 """Built pages kept between builds, so that a rebuild parses and renders only what changed.
 
-An entry holds a page's body HTML, what parsing it collected, and the finished page. It is
-used when the page's own inputs (its Markdown, the templates, the interface strings, glossary,
-references, site config, the engine's code, its navigation) hash the same and every experiment
-it shows is unchanged; the finished page is reused as well when its figures kept their sizes,
-else it is rendered again from the body, without parsing.
+Two files in .cache/pages/: `index.json`, what every page's build yielded (its input key, what parsing
+it collected, the figure sizes and cross-reference numbers its HTML was rendered with, and how its file
+in the site looked once written), read on every build; and `bodies.pack`, the pages' body HTML,
+appended to as pages change and read only for a page that must be rendered again without being
+parsed (a figure resized, a cross-reference renumbered, another output folder).
+
+An entry is used when the page's own inputs (its Markdown, the templates, the interface strings,
+glossary, references, site config, the engine's code, its navigation) hash the same and every
+experiment it shows is unchanged; the file already in the site is kept when it is the one written
+for that entry. Anything unreadable is a miss.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from .model import Built, Collected, Nav, Page
@@ -35,46 +41,113 @@ def tree_digest(*folders: Path) -> str:
     return h.hexdigest()[:24]
 
 
+def _file_stamp(path: Path) -> list | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 class PageCache:
     def __init__(self, folder: Path, reports: list):
         self.folder = folder
         # What a page can show of an experiment: its report but the run time, and the spread over the seeds.
         self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
                                              [r.runs[s]["values"] for s in r.seeds]) for r in reports}
+        try:
+            index = json.loads((folder / "index.json").read_text("utf-8"))
+            self.index = index if isinstance(index, dict) else {}
+        except (OSError, ValueError):
+            self.index = {}
+        self.changed = False
 
-    def _path(self, page: Page) -> Path:
-        return self.folder / page.lang / f"{page.slug}.json"
+    # -- reading ------------------------------------------------------------------------------
 
     def load(self, page: Page, nav: Nav, key: str) -> Built | None:
         """The page as the last build left it, if its inputs are the same; None otherwise."""
         try:
-            data = json.loads(self._path(page).read_text("utf-8"))
-            if data.get("key") != key:
+            entry = self.index.get(page.url)
+            if not isinstance(entry, dict) or entry.get("key") != key:
                 return None
-            if any(self.report_digest.get(name) != d for name, d in data["experiments"].items()):
+            if any(self.report_digest.get(name) != d for name, d in entry["experiments"].items()):
                 return None
-            built = Built(page, nav, key, Collected.from_json(data["collected"]), data["body"], data["html"])
-            built.sizes = {tuple(k.split(" ", 1)): tuple(v) for k, v in data["figures"].items()}
-            built.resolved = data["resolved"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a damaged entry is a miss
+            built = Built(page, nav, key, Collected.from_json(entry["collected"]), None)
+            built.sizes = {tuple(k.split(" ", 1)): tuple(v) for k, v in entry["figures"].items()}
+            built.resolved = entry["resolved"]
+            built.stamp = entry.get("file")
+        except (KeyError, TypeError, ValueError, AttributeError):  # a damaged entry is a miss
             return None
         return built
 
-    def html_valid(self, built: Built, sizes: dict, resolved: dict) -> bool:
-        """A page from the cache whose figures kept their sizes and whose {ref}s name the same numbers needs no
-        render."""
-        return not built.parsed and built.html is not None and built.resolved == resolved and all(
-            tuple(getattr(built, "sizes", {}).get((fid, built.lang), ())) == tuple(sizes.get((fid, built.lang), ()))
-            for fid, _ in built.collected.figures)
+    def body(self, built: Built) -> str | None:
+        """A cached page's body HTML, from the pack; None when it cannot be read back intact."""
+        try:
+            offset, length, sha = self.index[built.page.url]["body"]
+            with open(self.folder / "bodies.pack", "rb") as f:
+                f.seek(offset)
+                data = f.read(length)
+            if hashlib.sha256(data).hexdigest()[:16] != sha:
+                return None
+            return data.decode("utf-8")
+        except (OSError, KeyError, TypeError, ValueError):
+            return None
+
+    def unchanged_file(self, built: Built, sizes: dict, resolved: dict, out: Path) -> bool:
+        """A cached page whose figures kept their sizes, whose {ref}s name the same numbers, and whose file in
+        the output is the one written for it: nothing to render, nothing to write."""
+        return (not built.parsed and built.resolved == resolved and built.stamp is not None
+                and all(tuple(built.sizes.get((fid, built.lang), ())) == tuple(sizes.get((fid, built.lang), ()))
+                        for fid, _ in built.collected.figures)
+                and _file_stamp(out / built.page.url) == built.stamp)
+
+    # -- writing ------------------------------------------------------------------------------
 
     def store(self, built: Built, sizes: dict) -> None:
-        entry = {"key": built.key, "body": built.body, "html": built.html, "collected": built.collected.to_json(),
-                 "experiments": {name: self.report_digest.get(name) for name in built.collected.experiments},
-                 "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures},
-                 "resolved": built.resolved}
-        path = self._path(built.page)
+        """Record a page rendered by this build (its body goes to the pack when the cache is saved)."""
+        self.index[built.page.url] = {
+            "key": built.key, "collected": built.collected.to_json(),
+            "experiments": {name: self.report_digest.get(name) for name in built.collected.experiments},
+            "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures},
+            "resolved": built.resolved, "body": self.index.get(built.page.url, {}).get("body"),
+            "file": None, "_new_body": built.body if built.parsed else None}
+        self.changed = True
+
+    def save(self, built: list[Built], out: Path) -> None:
+        """After the site is written: append new bodies to the pack, note how each page's file looks, write
+        the index. An unwritable cache only means more work next time."""
+        pages = {b.page.url for b in built}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(entry, ensure_ascii=False), "utf-8")
+            self.folder.mkdir(parents=True, exist_ok=True)
+            pack = self.folder / "bodies.pack"
+            fresh = {url: e.pop("_new_body") for url, e in self.index.items()
+                     if isinstance(e, dict) and e.get("_new_body") is not None}
+            live = sum(e["body"][1] for url, e in self.index.items()
+                       if url in pages and url not in fresh and isinstance(e, dict) and e.get("body"))
+            size = pack.stat().st_size if pack.exists() else 0
+            if fresh and size > 2 * live + (1 << 20):  # mostly garbage: start the pack again with what lives
+                kept = {url: self.body(b) for url, b in ((b.page.url, b) for b in built) if url not in fresh}
+                if None in kept.values():
+                    kept = {}  # cannot be read back: those pages will be parsed again
+                fresh.update(kept)
+                pack.unlink(missing_ok=True)
+                size = 0
+                for url in pages - set(fresh):
+                    self.index.pop(url, None)
+            if fresh:
+                with open(pack, "ab") as f:
+                    for url, body in fresh.items():
+                        data = body.encode("utf-8")
+                        f.write(data)
+                        self.index[url]["body"] = [size, len(data), hashlib.sha256(data).hexdigest()[:16]]
+                        size += len(data)
+            for url in list(self.index):
+                if url not in pages:
+                    del self.index[url]
+                else:
+                    self.index[url]["file"] = _file_stamp(out / url)
+            tmp = self.folder / f"index.json.{os.getpid()}"
+            tmp.write_text(json.dumps(self.index, ensure_ascii=False), "utf-8")
+            os.replace(tmp, self.folder / "index.json")
         except OSError:
-            pass  # an unwritable cache only means the page is built again next time
+            pass

@@ -29,30 +29,50 @@ def shared_inputs_key(course, engine, renderers: str) -> str:
                        *extra) + renderers
 
 
-def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: int | None, say=print) -> list[Built]:
-    from .pagecache import digest
+def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: int | None, info: dict,
+              say=print) -> list[Built]:
+    """Every page: from the cache, or parsed (and put through its template) here or in worker processes."""
+    import hashlib
+    import json
 
     site = course.site
+    common = f"{shared}\0{course.seeds}"
     inputs = markdown.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
                              course.references)
     navs = site.navigation()
     built, todo = [], []
     for page in site.pages:
         nav = navs[page.lang, page.slug]
-        key = digest(shared, course.seeds, str(page.path), page.digest, nav.key(), site.is_stale(page))
+        own = f"{common}\0{page.path}\0{page.digest}\0{json.dumps(nav.key(), ensure_ascii=False)}\0{site.is_stale(page)}"
+        key = hashlib.sha256(own.encode()).hexdigest()[:24]
         hit = None if force else cache.load(page, nav, key)
         built.append(hit or Built(page, nav, key, None, "", parsed=True))
         if hit is None:
             todo.append(len(built) - 1)
     if todo:
-        math = markdown.math_cache()
-        math.open(course.root / ".cache" / "math.json")
+        memos = markdown.memos()
+        for name, memo in memos.items():
+            memo.open(course.root / ".cache" / name)
         workers = _workers(jobs, len(todo))
         say(f"parsing {len(todo)} of {len(built)} pages" + (f" in {workers} processes" if workers > 1 else ""))
-        for i, (body, collected) in zip(todo, _parse([site.pages[i] for i in todo], inputs, workers), strict=True):
-            built[i].body, built[i].collected = body, collected
-        math.save()
+        from . import render
+
+        env = render.environment(course.root, course.strings, course.cache / "templates")
+        shells = [built[i] for i in todo]
+        for b, (body, collected, html) in zip(shells, _parse(shells, (inputs, course, env, info), workers),
+                                             strict=True):
+            b.body, b.collected, b.html = body, collected, html
+        for memo in memos.values():
+            memo.save()
     return built
+
+
+def parse_again(course, measurements, built: Built) -> None:
+    """A cached page whose body the cache cannot give back: parse it now."""
+    inputs = markdown.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
+                             course.references)
+    built.body, built.collected = markdown.to_html(built.page, inputs)
+    built.parsed = True
 
 
 def _workers(jobs: int | None, count: int) -> int:
@@ -64,41 +84,48 @@ def _workers(jobs: int | None, count: int) -> int:
     return max(1, min(jobs or cores(), count // (PARALLEL_MIN // 2)))
 
 
-def _parse(pages: list, inputs, workers: int) -> list:
+def _parse(shells: list, work: tuple, workers: int) -> list:
     if workers == 1:
-        return [markdown.to_html(page, inputs) for page in pages]
+        return [_page(b, *work) for b in shells]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     global _WORK
     markdown.parser()  # made once, before the fork, and inherited
-    _WORK = (pages, inputs)
+    _WORK = (shells, work)
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            chunk = max(1, len(pages) // (workers * 4))
-            results = list(pool.map(_parse_one, range(len(pages)), chunksize=chunk))
+            chunk = max(1, len(shells) // (workers * 4))
+            results = list(pool.map(_parse_one, range(len(shells)), chunksize=chunk))
     finally:
         _WORK = None
-    formulas = markdown.math_cache()
-    for _, _, converted in results:  # formulas converted in the workers join the cache
-        if converted:
-            formulas.data.update(converted)
-            formulas.dirty = True
-    return [(body, collected) for body, collected, _ in results]
+    memos = markdown.memos()
+    for *_, made in results:  # conversions made in the workers join the parent's caches
+        for name, entries in made.items():
+            memos[name].merge(entries)
+    return [result[:3] for result in results]
+
+
+def _page(shell: Built, inputs, course, env, info) -> tuple:
+    """One page: its body and what it collected, then the page through its template (slots still open)."""
+    from . import render
+
+    shell.body, shell.collected = markdown.to_html(shell.page, inputs)
+    return shell.body, shell.collected, render.page_html(env, course, shell, inputs.measurements, info)
 
 
 def _parse_one(i: int):
-    """In a worker: one page, and the formulas it converted (for the cache of the parent)."""
-    pages, inputs = _WORK
-    cache = markdown.math_cache()
-    before = set(cache.data)
+    """In a worker: one page, and the conversions it made (for the caches of the parent)."""
+    shells, work = _WORK
+    memos = markdown.memos()
+    before = {name: set(memo.data) for name, memo in memos.items()}
     try:
-        body, collected = markdown.to_html(pages[i], inputs)
+        result = _page(shells[i], *work)
     except BuildError:
         raise
     except Exception as exc:  # a worker's failure travels back in one line
-        raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}", pages[i].path) from None
-    return body, collected, {k: cache.data[k] for k in set(cache.data) - before}
+        raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}", shells[i].page.path) from None
+    return (*result, {name: {k: memo.data[k] for k in set(memo.data) - before[name]} for name, memo in memos.items()})
 
 
 def check_twins(built: list[Built], source: str) -> None:

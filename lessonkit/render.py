@@ -179,11 +179,9 @@ def experiment_rows(m, collected) -> list[dict]:
     return rows
 
 
-def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict, labels: dict) -> str:
-    """The body with its figures' sizes, its cross-references' numbers, and the verification summary where the
-    author asked for it (else last)."""
-    body = fill_refs(fill_figure_slots(built.body, sizes, built.lang), built.page.url, labels, strings)
-    collected = built.collected
+def _with_summary(env, root: Path, built: Built, m, strings: dict) -> str:
+    """The body with the verification summary where the author asked for it (else last)."""
+    body, collected = built.body, built.collected
     if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
     summary = _render(env, root, "_summary.html", s=strings, lang=built.lang,
@@ -192,16 +190,23 @@ def finish_body(env, root: Path, built: Built, m, strings: dict, sizes: dict, la
     return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
-def page_html(env, course, built: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
+def page_html(env, course, built: Built, m, build_info: dict) -> str:
+    """The page through its template. Figure sizes and cross-reference numbers stay slots (`finish`): they
+    are known once every page is parsed and every figure drawn, so a page can be put together anywhere."""
     page, strings = built.page, course.strings[built.lang]
     return _render(env, course.root, "page.html",
                    site=course.site.config, page=page, lang=page.lang, s=strings,
-                   body=finish_body(env, course.root, built, m, strings, sizes, labels),
+                   body=_with_summary(env, course.root, built, m, strings),
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    title_html=built.collected.title_html)
+
+
+def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:
+    """A page with its figures' sizes and its cross-references' numbers filled in."""
+    return fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings)
 
 
 def audit_counts(audits: list) -> dict:

@@ -4,7 +4,6 @@ latex2mathml passes unknown commands through as text (<mi>\\foo</mi>) and
 ignores a missing brace; both are caught here and reported with the line.
 """
 
-import json
 import re
 from html import escape
 from pathlib import Path
@@ -13,6 +12,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from ..errors import BuildError
+from ..memo import Memo
 from . import number_label
 from .lines import line_of
 from .punct import glue_closing
@@ -32,57 +32,18 @@ def _balanced(tex: str) -> bool:
     return depth == 0
 
 
-class MathCache:
-    """Converted formulas kept between builds: a page edit then needs no converter at all
-    (importing latex2mathml alone costs about 25 ms). Only formulas that converted are kept."""
-
-    def __init__(self):
-        self.path: Path | None = None
-        self.data: dict = {}
-        self.dirty = False
-
-    def open(self, path: Path) -> None:
-        if path == self.path:
-            return
-        self.path, self.dirty = path, False
-        try:
-            stored = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            stored = {}
-        # Valid only for the converter version and the code around it that made it.
-        formulas = stored.get("formulas") if isinstance(stored, dict) and stored.get("made_by") == _made_by() else {}
-        self.data = {k: v for k, v in formulas.items() if isinstance(v, str)} if isinstance(formulas, dict) else {}
-
-    def save(self) -> None:
-        if self.path is not None and self.dirty:
-            payload = {"made_by": _made_by(), "formulas": self.data}
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.path.write_text(json.dumps(payload, ensure_ascii=False, sort_keys=True), "utf-8")
-            except OSError:
-                pass  # formulas are converted again next time
-            self.dirty = False
-
-
 def _made_by() -> str:
-    import hashlib
-
+    from ..memo import source_digest
     from ..versions import package_version
 
-    return f"latex2mathml {package_version('latex2mathml')} {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]}"
+    return f"latex2mathml {package_version('latex2mathml')} {source_digest(Path(__file__))}"
 
 
-CACHE = MathCache()
+CACHE = Memo(_made_by)
 
 
 def tex_to_mathml(tex: str, display: bool) -> str:
-    key = f"{'block' if display else 'inline'}:{tex}"
-    if key in CACHE.data:
-        return CACHE.data[key]
-    mathml = _convert(tex, display)
-    CACHE.data[key] = mathml
-    CACHE.dirty = True
-    return mathml
+    return CACHE.get(f"{'block' if display else 'inline'}:{tex}", lambda: _convert(tex, display))
 
 
 def _convert(tex: str, display: bool) -> str:

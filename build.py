@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 # The libraries whose output ends up in a page: their versions are part of each page's cache key.
-RENDERERS = ("markdown_it_py", "mdit_py_plugins", "latex2mathml", "Jinja2", "Pygments", "MarkupSafe")
+RENDERERS = ("markdown_it_py", "mdit_py_plugins", "quickjs", "Jinja2", "Pygments", "MarkupSafe")
 
 
 def _port(text: str) -> int:

@@ -70,7 +70,7 @@ class _Scanner(HTMLParser):
             self.scan.audits.append(a["data-audit"])
         if "data-key" in a:
             self._value = [a, None]
-        elif self._value is not None and a.get("class") == "num":
+        elif self._value is not None and "num" in (a.get("class") or "").split():
             self._value[1] = ""
             self._depth = 1
         elif self._depth:

@@ -24,6 +24,7 @@ from .mdplugins.headings import headings_plugin
 from .mdplugins.lines import lines_plugin
 from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
+from .mdplugins.punct import punct_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
 from .memo import Memo
@@ -62,6 +63,7 @@ class PageContext:
     out: Collected = field(default_factory=Collected)
     ids: set = field(default_factory=set)  # ids given so far (headings, spans)
     exercises: int = 0
+    marked: dict = field(default_factory=dict)  # paragraph -> value keys already marked in it
 
     @property
     def lang(self) -> str:
@@ -162,6 +164,7 @@ def parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(lines_plugin)
     md.use(math_plugin)
+    md.use(punct_plugin)
     md.use(values_plugin)
     md.use(headings_plugin)  # before spans: a span's id that repeats a heading's is the span's error
     md.use(spans_plugin)

@@ -1,5 +1,5 @@
 """Conversions kept between builds (LaTeX to MathML, code to highlighted HTML): a page edit then
-needs neither converter (importing latex2mathml costs about 25 ms; Pygments compiles a lexer's
+needs neither converter (starting Temml in QuickJS costs about 30 ms; Pygments compiles a lexer's
 patterns on first use, about 75 ms). An entry is valid only for the converter version and the
 code around it that made it; anything unreadable is a miss."""
 

@@ -201,7 +201,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
-                   title_html=built.collected.title_html)
+                   title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html)
 
 
 def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:

@@ -51,7 +51,11 @@ def target(m, key: str) -> tuple[str | None, str]:
 
 
 def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, spread: bool = False) -> str:
-    """A value as the page shows it; with spread, also its range over the seeds (data-min/data-max)."""
+    """A value as the page shows it; with spread, also its range over the seeds (data-min/data-max).
+
+    Marks stay quiet: a value a claim verifies carries a small ✓ that opens the claim's provenance;
+    a parameter (no claim) is itself the control that opens its experiment's provenance, with no
+    badge; mark=False (a repeat in the same paragraph, the summary table) shows the number alone."""
     value = m.value(key)
     shown = text(m, strings, key, value, spec)
     attrs = f'data-key="{escape(key)}" data-value="{escape(raw(value))}"'
@@ -71,17 +75,19 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
             extra = strings["range"].format(range=span, n=len(m.seeds))
         extra = f'<br><small class="range">{escape(extra)}</small>'
     claim, experiment = target(m, key)
+    # Declarative popovers: they open by click, tap or keyboard, with JavaScript off too.
     if claim:
-        anchor, label, symbol = claim_anchor(claim), strings["verified"], "✓"
         attrs += f' data-claim="{escape(claim)}"'
+        number = f'<span class="num">{escape(shown)}</span>'
+        if mark:
+            number += (f'<button type="button" class="mark" popovertarget="{panel_id(claim_anchor(claim))}" '
+                       f'aria-label="{escape(strings["verified"])}: {escape(key)}">✓</button>')
+    elif mark:
+        number = (f'<button type="button" class="num param" popovertarget="{panel_id(experiment_anchor(experiment))}" '
+                  f'aria-label="{escape(shown)}, {escape(strings["measured_by"])} {escape(key)}">{escape(shown)}</button>')
     else:
-        anchor, label, symbol = experiment_anchor(experiment), strings["measured_by"], "ⓘ"
-    button = ""
-    if mark:
-        # A declarative popover: opens by click, tap or keyboard, with JavaScript off too.
-        button = (f'<button type="button" class="mark" popovertarget="{panel_id(anchor)}" '
-                  f'aria-label="{escape(label)}: {escape(key)}">{symbol}</button>')
-    return f'<span class="value" {attrs}><span class="num">{escape(shown)}</span>{button}</span>{extra}'
+        number = f'<span class="num">{escape(shown)}</span>'
+    return f'<span class="value" {attrs}>{number}</span>{extra}'
 
 
 def claim_status_html(m, strings: dict, key: str) -> str:

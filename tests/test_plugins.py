@@ -46,8 +46,8 @@ def error_of(md: str, **kw) -> str:
 
 def test_inline_and_display_math_become_mathml():
     html, ctx = render("Let $x^2$ be.\n\n$$\\frac{a}{b}$$\n")
-    assert '<math alttext="x^2"' in html and 'display="inline"' in html
-    assert '<div class="math-display" tabindex="0"><math alttext="\\frac{a}{b}"' in html and "<mfrac>" in html
+    assert '<math alttext="x^2">' in html
+    assert '<div class="math-display" tabindex="0"><math alttext="\\frac{a}{b}" display="block"' in html and "<mfrac>" in html
     assert html.count("<math ") == 2
 
 
@@ -80,8 +80,9 @@ def test_value_carries_key_raw_value_and_a_mark_to_its_claim():
 
 def test_value_format_and_list_in_chinese():
     html, _ = render("{val}`exp.d:.1f` 与 {val}`exp.ranks`", lang="zh")
-    assert '<span class="num">48.0</span>' in html and 'data-format=".1f"' in html
-    assert '<span class="num">4、4</span>' in html
+    assert '<button type="button" class="num param" popovertarget="prov-experiment-exp" aria-label="48.0, 由实验测得 ' \
+           'exp.d">48.0</button>' in html and 'data-format=".1f"' in html
+    assert '>4、4</button>' in html
 
 
 def test_unknown_value_key_names_file_and_line_and_suggests():
@@ -251,3 +252,11 @@ def test_a_value_can_be_an_element_of_a_list():
     assert 'data-key="exp.ranks[0]" data-value="4"' in html and 'data-key="exp.ranks[-1]"' in html
     assert "has 2 elements: [5] is out of range" in error_of("{val}`exp.ranks[5]`")
     assert "is a single number" in error_of("{val}`exp.rank[0]`")
+
+
+def test_marks_are_quiet_a_value_is_marked_once_per_paragraph():
+    html, _ = render("{val}`exp.ratio` and again {val}`exp.ratio`; {val}`exp.d`.\n\nAgain {val}`exp.ratio`.")
+    assert html.count('class="mark"') == 2 and html.count('data-key="exp.ratio"') == 3
+    # A parameter is itself the control that opens its provenance, without a badge.
+    assert ('<button type="button" class="num param" popovertarget="prov-experiment-exp" '
+            'aria-label="48, Measured by exp.d">48</button>') in html

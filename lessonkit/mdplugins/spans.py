@@ -97,6 +97,12 @@ def spans_plugin(md: MarkdownIt) -> None:
                             # The audit list repeats the statement as rendered (values, math and all).
                             html = state.md.renderer.renderInline(out[i + 1:close], state.md.options, state.env)
                             badge = _audit(ctx, token, text, html)
+                            after = out[close + 1] if close + 1 < len(out) else None
+                            closing = ctx.strings["closing"]
+                            if after is not None and after.type == "text" and after.content[:1] \
+                                    and after.content[0] in closing:  # "。" stays on the badge's line
+                                badge = f'<span class="nobr">{badge}{after.content[0]}</span>'
+                                after.content = after.content[1:]
                             out.insert(close + 1, _html(badge))
                     except BuildError as exc:
                         raise exc.located(ctx.path, line_of(token, ctx)) from None

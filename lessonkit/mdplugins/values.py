@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import shown
 from ..errors import BuildError
 from .lines import line_of
-from .punct import glue_closing
+from .punct import glued
 
 
 def _warn_if_noise(ctx, key: str, line: int) -> None:
@@ -22,8 +22,11 @@ def _warn_if_noise(ctx, key: str, line: int) -> None:
                                    f"depend on the machine; return it as harness.below(x, tolerance)"))
 
 
-def _value(ctx, key: str, spec: str | None) -> str:
-    html = shown.value_html(ctx.measurements, ctx.strings, key, spec)
+def _value(ctx, key: str, spec: str | None, paragraph) -> str:
+    # The first mention of a value in a paragraph carries its mark; repeats show the number alone.
+    marked = ctx.marked.setdefault(id(paragraph), set())
+    html = shown.value_html(ctx.measurements, ctx.strings, key, spec, mark=key not in marked)
+    marked.add(key)
     ctx.use_value(key)
     m = ctx.measurements
     ctx.out.shown[key + (f":{spec}" if spec else "")] = shown.text(m, ctx.strings, key, m.value(key), spec)
@@ -69,9 +72,9 @@ def values_plugin(md) -> None:
         try:
             if name == "val":
                 key, _, spec = content.partition(":")
-                html = _value(ctx, key.strip(), spec.strip() or None)
+                html = _value(ctx, key.strip(), spec.strip() or None, tokens)
                 _warn_if_noise(ctx, key.strip(), line_of(token, ctx))
-                return glue_closing(tokens, idx, html, ctx.strings["closing"])
+                return glued(tokens[idx], html)
             if name == "claim":
                 return _claim_status(ctx, content)
             if name == "ref":

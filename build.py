@@ -149,6 +149,10 @@ def parse(course, measured, pages_cache, args: argparse.Namespace, say) -> list:
                             force=args.force, jobs=args.jobs, info=build_info(course, args), say=say)
     pages.check_twins(built, course.site.source_language)
     pages.check_links(built)
+    for problem in pages.check_alignment(built, course.site.source_language):
+        if args.strict:
+            raise problem
+        say(f"warning: {problem}")
     return built
 
 
@@ -199,6 +203,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
         html = templates.finish(built.html, built, course.strings[built.lang], sizes, labels)
         files[built.page.url] = html.encode("utf-8")
         pages_cache.store(built, sizes)
+    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out))
     for built in pages:
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
@@ -220,6 +225,35 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
     }, ensure_ascii=False, indent=1).encode("utf-8")
     return files, len(todo)
+
+
+def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, labels: dict, env, info: dict,
+                 pages_cache, out: Path) -> dict:
+    """The side-by-side page of every source page and each of its translations; made again only when one of
+    its two pages was."""
+    from lessonkit import output, parallel
+    from lessonkit import pages as pages_mod
+    from lessonkit import render as templates
+
+    by_key = {(b.lang, b.page.slug): b for b in pages}
+    again = {id(b) for b in rendered}
+    files = {}
+    for src in (b for b in pages if b.lang == course.site.source_language):
+        for other in (by_key[lang, src.page.slug] for lang in course.site.languages if lang != src.lang):
+            url = parallel.url(other.lang, src.page.slug)
+            key = f"{src.key} {other.key} {sorted(sizes.items())} {sorted(src.resolved.items())} " \
+                  f"{sorted(other.resolved.items())}"
+            if id(src) not in again and id(other) not in again and pages_cache.unchanged_extra(url, key, out):
+                files[url] = output.KEEP
+                continue
+            for b in (src, other):
+                if b.body is None:
+                    b.body = pages_cache.body(b)
+                    if b.body is None:
+                        pages_mod.parse_again(course, measured, b)
+            files[url] = templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
+            pages_cache.store_extra(url, key)
+    return files
 
 
 def build_info(course, args: argparse.Namespace) -> dict:

@@ -24,6 +24,7 @@ from .mdplugins.headings import headings_plugin
 from .mdplugins.lines import lines_plugin
 from .mdplugins.links import links_plugin
 from .mdplugins.math import math_plugin
+from .mdplugins.outline import outline_plugin
 from .mdplugins.punct import punct_plugin
 from .mdplugins.spans import spans_plugin
 from .mdplugins.values import values_plugin
@@ -172,6 +173,7 @@ def parser() -> MarkdownIt:
     md.use(links_plugin)
     md.use(bare_plugin)
     md.use(footnote_plugin)
+    md.use(outline_plugin)  # last: it marks the top-level blocks the others made
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)
     return md

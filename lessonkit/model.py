@@ -144,6 +144,7 @@ class Collected:
     refs: list = field(default_factory=list)  # (page url, "fig:id", line): {ref}s, filled in once all are parsed
     title_html: str = ""  # the page's title as inline Markdown (math as MathML), for its <h1>
     shown: dict = field(default_factory=dict)  # value key (with its format) -> the text the page shows
+    outline: list = field(default_factory=list)  # (section id, block kind, line) of every top-level block
 
     def to_json(self) -> dict:
         return {name: getattr(self, name) for name in COLLECTED}

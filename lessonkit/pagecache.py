@@ -61,6 +61,7 @@ class PageCache:
         except (OSError, ValueError):
             self.index = {}
         self.changed = False
+        self.extras: set = set()  # urls of pages made from others, seen by this build
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -101,6 +102,20 @@ class PageCache:
                         for fid, _ in built.collected.figures)
                 and _file_stamp(out / built.page.url) == built.stamp)
 
+    # -- pages made from other pages (the side-by-side pages) ---------------------------------
+
+    def unchanged_extra(self, url: str, key: str, out: Path) -> bool:
+        """A page made from others (key: theirs) whose file in the output is the one written for that key."""
+        self.extras.add(url)
+        entry = self.index.get(url)
+        return isinstance(entry, dict) and entry.get("key") == key and entry.get("file") is not None \
+            and _file_stamp(out / url) == entry["file"]
+
+    def store_extra(self, url: str, key: str) -> None:
+        self.extras.add(url)
+        self.index[url] = {"key": key, "file": None}
+        self.changed = True
+
     # -- writing ------------------------------------------------------------------------------
 
     def store(self, built: Built, sizes: dict) -> None:
@@ -116,7 +131,7 @@ class PageCache:
     def save(self, built: list[Built], out: Path) -> None:
         """After the site is written: append new bodies to the pack, note how each page's file looks, write
         the index. An unwritable cache only means more work next time."""
-        pages = {b.page.url for b in built}
+        pages = {b.page.url for b in built} | self.extras
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             pack = self.folder / "bodies.pack"
@@ -124,6 +139,7 @@ class PageCache:
                      if isinstance(e, dict) and e.get("_new_body") is not None}
             live = sum(e["body"][1] for url, e in self.index.items()
                        if url in pages and url not in fresh and isinstance(e, dict) and e.get("body"))
+            bodies = {b.page.url for b in built}
             size = pack.stat().st_size if pack.exists() else 0
             if fresh and size > 2 * live + (1 << 20):  # mostly garbage: start the pack again with what lives
                 kept = {url: self.body(b) for url, b in ((b.page.url, b) for b in built) if url not in fresh}
@@ -132,7 +148,7 @@ class PageCache:
                 fresh.update(kept)
                 pack.unlink(missing_ok=True)
                 size = 0
-                for url in pages - set(fresh):
+                for url in bodies - set(fresh):
                     self.index.pop(url, None)
             if fresh:
                 with open(pack, "ab") as f:

@@ -187,3 +187,52 @@ def check_links(built: list[Built]) -> None:
                 hint = f" (did you mean #{close[0]}?)" if close else ""
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
                 raise BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line)
+
+
+def check_alignment(built: list[Built], source: str) -> list[BuildError]:
+    """Within each section, a translation has the same blocks, in the same order, as its source: a paragraph
+    left out or added is found with both files' lines."""
+    by_key = {(b.page.lang, b.page.slug): b for b in built}
+    problems = []
+    for b in built:
+        if b.page.lang == source:
+            continue
+        src = by_key[source, b.page.slug]
+        theirs, mine = _sections(src.collected.outline), _sections(b.collected.outline)
+        for section, blocks in theirs.items():
+            other = mine.get(section, [])
+            if [k for k, _ in other] == [k for k, _ in blocks]:
+                continue
+            name = f"section {section!r}" if section else "the text before the first section"
+            def kinds(items):
+                return [k.lstrip(">") for k, _ in items]
+
+            counts = {k: (kinds(other).count(k), kinds(blocks).count(k))
+                      for k in dict.fromkeys(kinds(blocks) + kinds(other))}
+            differ = next(((k, n, m) for k, (n, m) in counts.items() if n != m), None)
+            at = next((i for i, (x, y) in enumerate(zip(other, blocks, strict=False)) if x[0] != y[0]),
+                      min(len(other), len(blocks)))
+            line = other[at][1] if at < len(other) else (other[-1][1] if other else None)
+            their_line = blocks[at][1] if at < len(blocks) else blocks[-1][1]
+            if differ:
+                kind, n, m = differ
+                what = f"has {_count(n, kind)} where {src.page.path}:{their_line} has {m}"
+            else:
+                what = (f"has a {other[at][0].lstrip('>')} where {src.page.path}:{their_line} has a "
+                        f"{blocks[at][0].lstrip('>')} (the same blocks, nested or ordered otherwise)")
+            problems.append(BuildError(f"{name} {what}", b.page.path, line))
+    return problems
+
+
+def _sections(outline: list) -> dict:
+    """section -> [(kind, line)], nested blocks marked by their depth ("paragraph" in a callout: ">paragraph")."""
+    out: dict = {}
+    for section, kind, line, level in outline:
+        out.setdefault(section, []).append((">" * (level // 2) + kind, line))
+    return out
+
+
+def _count(n: int, kind: str) -> str:
+    plural = {"list": "lists", "math": "displayed formulas", "code": "code blocks", "quote": "quotations",
+              "rule": "rules", "footnotes": "footnote blocks"}
+    return f"{n} {plural.get(kind, kind + 's') if n != 1 else kind}"

@@ -11,6 +11,7 @@ from . import shown
 from .content import load_yaml, read_text
 from .errors import BuildError
 from .mdplugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
+from .mdplugins.outline import strip_markers
 from .model import Built
 from .numbers import raw
 
@@ -201,12 +202,48 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
-                   title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html)
+                   title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
+                   side_by_side=side_by_side(course, page))
+
+
+def side_by_side(course, page) -> list[tuple[str, str]]:
+    """The side-by-side pages a page links to: (label, url) — one per translation from the source page."""
+    from . import parallel
+
+    source, strings = course.site.source_language, course.strings[page.lang]
+    others = [p.lang for p in course.site.twins(page) if p.lang != source]
+    if page.lang != source:
+        others = [page.lang]
+    label = strings["side_by_side"]
+    return [(label if len(others) == 1 else f"{label} · {course.strings[lang]['lang_name']}",
+             parallel.url(lang, page.slug)) for lang in others]
 
 
 def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:
-    """A page with its figures' sizes and its cross-references' numbers filled in."""
-    return fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings)
+    """A page with its figures' sizes and its cross-references' numbers filled in (and no block markers)."""
+    return strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings))
+
+
+def parallel_html(env, course, src: Built, other: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
+    """The side-by-side page of a source page and its translation (see parallel.py)."""
+    from . import parallel
+
+    here = parallel.url(other.lang, src.page.slug)
+    strings = course.strings[src.lang]
+    rows, terms = parallel.body(src, other, here, sizes, labels, course.strings)
+    collected = src.collected
+    summary = ""
+    if collected.claims or collected.experiments:
+        summary = _render(env, course.root, "_summary.html", s=strings, lang=src.lang,
+                          rows=claim_rows(m, strings, collected.claims), experiments=experiment_rows(m, collected),
+                          standalone=True, panels=panels(course.root, m, collected))
+    depth = "../" * here.count("/")
+    return strip_markers(_render(
+        env, course.root, "parallel.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
+        rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
+        singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
+        audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
+        has_math="<math" in src.body + other.body))
 
 
 def audit_counts(audits: list) -> dict:

@@ -2,20 +2,27 @@
 (function () {
   "use strict";
   // Keep the reader's section when switching language: the twin page has the same heading ids.
+  // (On a side-by-side page the translation's ids carry a prefix: the section is the source column's.)
+  var main = document.querySelector("main");
+  var prefix = main && main.getAttribute("data-prefix");
   function currentSection() {
     var heads = document.querySelectorAll("main h2[id], main h3[id]");
     var current = null;
     for (var i = 0; i < heads.length; i++) {
+      if (prefix && heads[i].id.indexOf(prefix) === 0) continue;
       if (heads[i].getBoundingClientRect().top <= 100) current = heads[i].id; else break;
     }
     return current;
   }
-  document.querySelectorAll("[data-lang-switch]").forEach(function (link) {
+  document.querySelectorAll("[data-lang-switch], [data-keep-section]").forEach(function (link) {
     link.addEventListener("click", function () {
       var id = currentSection() || (location.hash ? location.hash.slice(1) : null);
+      if (id && prefix && id.indexOf(prefix) === 0) id = id.slice(prefix.length);
       var base = link.getAttribute("href").split("#")[0];
       link.setAttribute("href", id ? base + "#" + id : base);
-      try { localStorage.setItem("lessonkit-lang", link.getAttribute("hreflang")); } catch (e) { /* private mode */ }
+      if (link.hasAttribute("data-lang-switch")) {
+        try { localStorage.setItem("lessonkit-lang", link.getAttribute("hreflang")); } catch (e) { /* private mode */ }
+      }
     });
   });
   // The course home puts the reader's language first once they have chosen one.

@@ -43,6 +43,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--check", action="store_true", help="build, then check the site")
     p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
     p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
+    p.add_argument("--base-url", metavar="URL", help="where the site is published, e.g. https://you.github.io/course/ "
+                   "(default: content/site.yaml's base_url)")
     p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
     p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
     p.add_argument("--port", type=_port, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
@@ -117,7 +119,7 @@ def load(args: argparse.Namespace, say):
     if args.force:
         for name in ("math.json", "highlight-code.json"):  # conversions are made again
             (root / ".cache" / name).unlink(missing_ok=True)
-    site = content.load_site(root)
+    site = content.load_site(root, args.base_url)
     for page in site.pages:
         if site.is_stale(page):
             if args.strict:
@@ -314,7 +316,7 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
     from lessonkit.versions import numeric_env
 
     options = {"seed": args.seed, "seeds": args.seeds, "out": str(out), "strict": args.strict,
-               "search": not args.no_search, "kernels": numeric_env()}
+               "search": not args.no_search, "base_url": args.base_url, "kernels": numeric_env()}
     now = stamp.fingerprint(root, ROOT, options)
     if not args.force and stamp.up_to_date(stamp_file, now, out):
         return None

@@ -142,7 +142,8 @@ def _names(value, what: str, where) -> list[str]:
     return value
 
 
-def load_config(root: Path) -> dict:
+def load_config(root: Path, base_url: str | None = None) -> dict:
+    """site.yaml, checked; base_url (the --base-url option) replaces its base_url."""
     path = root / "content" / "site.yaml"
     if not path.is_file():
         raise BuildError("no content/site.yaml: the course needs one (title, languages, pages)", "content")
@@ -197,12 +198,16 @@ def load_config(root: Path) -> dict:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise BuildError(f"experiment {name!r}: expected the name of a file in experiments/ (letters, digits, _)",
                              *at("experiments"))
+    if base_url is not None:
+        config["base_url"] = base_url
     if "base_url" in config:
         # Where the site is published: sitemap.xml and link previews need absolute addresses.
         base = config["base_url"]
         if not isinstance(base, str) or not re.fullmatch(r"https?://[^\s/?#<>\"'&]+(/[^\s?#<>\"']*)?", base):
-            raise BuildError(f"base_url: expected an http(s) address such as https://example.org/course/, "
-                             f"got {base!r}", *at("base_url"))
+            what = f"expected an http(s) address such as https://example.org/course/, got {base!r}"
+            if base_url is not None:
+                raise BuildError(f"--base-url: {what}")
+            raise BuildError(f"base_url: {what}", *at("base_url"))
         config["base_url"] = base.rstrip("/") + "/"
         config["base_path"] = "/" + config["base_url"].split("://", 1)[-1].partition("/")[2]
     if not config.get("pages"):
@@ -229,8 +234,8 @@ def inside(top: Path, path: Path, seen: dict) -> bool:
     return path.resolve().is_relative_to(top.resolve())
 
 
-def load_site(root: Path) -> Site:
-    config = load_config(root)
+def load_site(root: Path, base_url: str | None = None) -> Site:
+    config = load_config(root, base_url)
     site = Site(config)
     content = root / "content"
     listed = set(config["pages"])
@@ -344,7 +349,7 @@ def safe_url(url) -> bool:
 
 
 def load_references(root: Path) -> dict:
-    """content/references.yaml: key -> {authors, year, title, venue, url}, checked field by field."""
+    """content/references.yaml: key -> {authors, title, year, venue, url, note}, checked field by field."""
     refs = load_data(root, "references.yaml", {})
     path = root / "content" / "references.yaml"
     text = read_text(path, "content/references.yaml") if path.is_file() else ""
@@ -352,19 +357,22 @@ def load_references(root: Path) -> dict:
     for key, entry in refs.items():
         where = ("content/references.yaml", _line_of_key(text, str(key)))
         if not isinstance(entry, dict):
-            raise BuildError(f"reference {key!r}: expected authors, year, title (venue, url optional)", *where)
+            raise BuildError(f"reference {key!r}: expected authors and title (year, venue, url, note optional)",
+                             *where)
         unknown = set(entry) - {"authors", "year", "title", "venue", "url", "note"}
         if unknown:
             raise BuildError(f"reference {key!r}: unknown field(s) {', '.join(sorted(map(str, unknown)))}", *where)
-        for field_ in ("authors", "year", "title"):
+        for field_ in ("authors", "title"):
             if not isinstance(entry.get(field_), (str, int)) or not str(entry[field_]).strip():
                 raise BuildError(f"reference {key!r} needs a {field_}", *where)
+        if "year" in entry and not isinstance(entry["year"], (str, int)):  # a web page may have none
+            raise BuildError(f"reference {key!r}: year must be a year or text", *where)
         for field_ in ("venue", "url", "note"):
             if field_ in entry and not isinstance(entry[field_], str):
                 raise BuildError(f"reference {key!r}: {field_} must be text", *where)
         if not safe_url(entry.get("url", "")):
             raise BuildError(f"reference {key!r}: url {entry['url']!r} is not an http(s) or relative address", *where)
-        out[str(key)] = {"venue": "", "url": "", "note": "", **{k: str(v) for k, v in entry.items()}}
+        out[str(key)] = {"year": "", "venue": "", "url": "", "note": "", **{k: str(v) for k, v in entry.items()}}
     return out
 
 

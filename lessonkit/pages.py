@@ -26,7 +26,7 @@ def shared_inputs_key(course, engine, renderers: str) -> str:
     content = course.root / "content"
     extra = [content / n for n in ("glossary.yaml", "references.yaml") if (content / n).is_file()]
     return tree_digest(course.root / "templates", content / "site.yaml", engine / "lessonkit", engine / "build.py",
-                       *extra) + renderers
+                       *extra) + renderers + course.site.config.get("base_url", "")
 
 
 def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: int | None, info: dict,

@@ -175,8 +175,8 @@ def experiment_rows(m, collected) -> list[dict]:
             rows.append({"name": report.name, "path": str(report.path),
                          "anchor": shown.experiment_anchor(report.name), "seed": data["seed"],
                          "params": data["params"], "versions": data["versions"], "lines": data["source_lines"],
-                         "code_hash": report.code_hash, "passed": m.values.get(f"{report.name}.claims.passed"),
-                         "total": m.values.get(f"{report.name}.claims.total")})
+                         "code_hash": report.code_hash, "held": m.values.get(f"{report.name}.claims.held"),
+                         "refuted": m.values.get(f"{report.name}.claims.refuted")})
     return rows
 
 
@@ -279,7 +279,7 @@ def glossary_html(env, course, lang: str, built: list[Built], build_info: dict) 
 
 
 def extra_pages(env, course, build_info: dict) -> dict[str, str]:
-    """The search page in each language, the multilingual 404 page, and sitemap.xml."""
+    """The search page in each language, the multilingual 404 page, and sitemap.xml (given a base_url)."""
     site, strings, out = course.site, course.strings, {}
     for lang in site.languages:
         out[f"{lang}/search.html"] = _render(env, course.root, "search.html", site=site.config, lang=lang,
@@ -288,7 +288,8 @@ def extra_pages(env, course, build_info: dict) -> dict[str, str]:
     source = site.source_language
     out["404.html"] = _render(env, course.root, "404.html", site=site.config, lang=source, s=strings[source],
                               strings=strings, build=build_info, alternates=[], root=site.config.get("base_path", "/"))
-    twins = {p.slug: site.twins(p) for p in site.pages}
-    out["sitemap.xml"] = _render(env, course.root, "sitemap.xml", site=site.config, pages=site.pages, twins=twins,
-                                 base=site.config.get("base_url", ""))
+    if "base_url" in site.config:  # a sitemap lists absolute addresses: without one there is none to write
+        twins = {p.slug: site.twins(p) for p in site.pages}
+        out["sitemap.xml"] = _render(env, course.root, "sitemap.xml", site=site.config, pages=site.pages,
+                                     twins=twins, base=site.config["base_url"])
     return out

@@ -15,7 +15,8 @@
     element: "#search",
     showSubResults: true,
     showImages: false,
-    baseUrl: box.dataset.base,
+    // The site's root, found from this page's own address: results work wherever the site is served.
+    baseUrl: new URL(box.dataset.base, location.href).pathname,
     resetStyles: false,
     translations: { placeholder: box.dataset.placeholder }
   });

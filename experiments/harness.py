@@ -259,23 +259,28 @@ def main(module, argv=None) -> int:
                         default="en")
     args = parser.parse_args(argv)
     report = measure(module, args.seed)
-    failed = [c for c in report["claims"] if not c["passed"]]
+    # On one seed, a claim that need hold only on a share of the seeds (holds_on < 1) may fail.
+    failed = [c for c in report["claims"] if not c["passed"] and c["holds_on"] >= 1]
     if args.json:
         keyed = {f"{module.NAME}.{k}": v for k, v in report["values"].items()}
         print(json.dumps(keyed, ensure_ascii=False, sort_keys=True))
     else:
         print(f"{module.NAME}  seed={args.seed}  params={report['params']}")
         for claim in report["claims"]:
-            mark = "PASS" if claim["passed"] else "FAIL"
+            mark = "PASS" if claim["passed"] else "FAIL" if claim in failed else "MISS"
             kind = "  (refuted criterion: must stay false)" if claim["refuted"] else ""
             print(f"  {mark}  {module.NAME}.{claim['id']}: {claim['text'].get(args.lang, '')}")
             print(f"        criterion: {claim['criterion']}{kind}")
+            if claim["holds_on"] < 1:
+                print(f"        must hold on {claim['holds_on']:.0%} of the seeds: a miss on one seed is allowed")
             for key in claim["shows"]:
                 bound = report["bounds"].get(key)
                 shown = _show(report["values"][key]) + (f"  (shown as {bound[0]} {bound[1]:g})" if bound else "")
                 print(f"        {module.NAME}.{key} = {shown}")
         total = len(report["claims"])
-        print(f"{total - len(failed)}/{total} claims pass")
+        passed = sum(c["passed"] for c in report["claims"])
+        allowed = f", {total - passed - len(failed)} allowed miss(es)" if total - passed > len(failed) else ""
+        print(f"{passed}/{total} claims pass{allowed}")
     return 1 if failed else 0
 
 

@@ -46,7 +46,7 @@ def _no_e_notation(text: str) -> str:
     return E_NOTATION.sub(power, text)
 
 
-_WIDER = {".2f": ".3f", ".3f": ".4f", ".4f": ".5f", ".5f": ".6f", "e.1": "e.2", "e.2": "e.3", "e.3": "e.4"}
+_WIDER = {".2f": ".3f", ".3f": ".4f", ".4f": ".5f", ".5f": ".6f", ".6f": ".7f", "e.1": "e.2", "e.2": "e.3", "e.3": "e.4"}
 
 
 def default_spec(x) -> str:
@@ -54,6 +54,8 @@ def default_spec(x) -> str:
         return "d"
     if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
         return "e.1"
+    if x != 0 and abs(x) < 0.1:  # two significant digits: 0.00245 is 0.0025, not 0.00
+        return f".{1 - math.floor(math.log10(abs(x)))}f"
     return ".2f"
 
 

@@ -2,8 +2,8 @@
 
 A number a reader sees is accounted for when it is a measured value ({val}), lies inside an audited
 statement ([…]{.claim audit=…}) or a literal span ([…]{.literal}: exercises, definitions, labels),
-is in math or code, in a heading or a link's text, or is part of an identifier (L5, P2, GPT-2, 3.4.1,
-fp16, 70B). Any other number is collected with its line; `build.py --check` reports it.
+is in math or code, in a heading or a link's text, or is part of an identifier (L5, P2, GPT-2/3,
+LLaMA 3.1, 3.4.1, fp16, 70B) or a cited year (Vaswani et al. 2017, Shazeer (2019)). Any other number is collected with its line; `build.py --check` reports it.
 """
 
 import re
@@ -15,7 +15,14 @@ from .lines import line_of
 # A run of digits with decimal points or thousands separators, in ASCII or full width.
 _NUMBER = re.compile(r"[0-9０-９]+(?:[.,][0-9０-９]+)*")
 _WORD = re.compile(r"[A-Za-z_]")
-_CITED_YEAR = re.compile(r"et al\.,?\s*\(?$")
+# Vaswani et al. 2017, (Vaswani, 2017), Shazeer (2019): a year after an author's name.
+# ("In 2017 …" is a statement about a year, not a citation.)
+_CITED_YEAR = re.compile(r"(?:et al\.|\b(?!(?:In|By|Since|From|Until|Before|After|Of|To|At)\b)[A-Z][a-z]+),?\s*\(?$")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+# LLaMA 3.1, GPT 4: a version after a name with two capitals.
+_VERSIONED = re.compile(r"\b[A-Za-z]*[A-Z][A-Za-z]*[A-Z][A-Za-z]* $")
+# GPT-2/3: the second of two identifiers.
+_SECOND_ID = re.compile(r"[A-Za-z][A-Za-z_-]*\d+(?:\.\d+)*/$")
 EXEMPT_SPANS = ("claim", "literal")
 
 
@@ -29,7 +36,9 @@ def _is_identifier(text: str, start: int, end: int) -> bool:
         return True  # GPT-2, LLaMA-3
     if text[start:end].count(".") >= 2:
         return True  # 3.4.1: a section number
-    return bool(_CITED_YEAR.search(before)) and len(text[start:end]) == 4  # Vaswani et al. 2017
+    if _VERSIONED.search(before) or _SECOND_ID.search(before):
+        return True
+    return bool(_CITED_YEAR.search(before)) and bool(_YEAR.fullmatch(text[start:end]))
 
 
 def bare_numbers(text: str) -> list[str]:

@@ -26,7 +26,7 @@ def _port(text: str) -> int:
     return port
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 epilog="python build.py new PAGE [--experiment NAME] starts a page (and an experiment); "
                                        "docs/reference.md lists every option, site.yaml key and Markdown extension.")
@@ -53,7 +53,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("-q", "--quiet", action="store_true", help="print errors, warnings, changed values and the "
                    "summary only")
     p.add_argument("--timings", action="store_true", help="say how long each stage of the build took")
-    args = p.parse_args(argv)
+    return p
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    args = arg_parser().parse_args(argv)
     args.out = args.out or args.root / "site"
     return args
 
@@ -398,14 +402,18 @@ def _dependencies_or_venv(argv) -> None:
     sys.exit(1)
 
 
-def new(argv: list[str]) -> int:
-    """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment)."""
-    p = argparse.ArgumentParser(prog="build.py new", description=new.__doc__.splitlines()[0].split(": ", 1)[1])
+def new_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="build.py new", description="start a page (and an experiment)")
     p.add_argument("page", help="the page's path below content/<lang>/, e.g. lesson-l6 or chapter-4/intro")
     p.add_argument("--experiment", metavar="NAME", help="also start experiments/NAME.py and figures/NAME.py")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    args = p.parse_args(argv)
+    return p
+
+
+def new(argv: list[str]) -> int:
+    """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment)."""
+    args = new_parser().parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from lessonkit.errors import BuildError
     from lessonkit.scaffold import new_page

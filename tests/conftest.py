@@ -240,3 +240,45 @@ def make_big_course(root: Path, pages: int, languages=("zh", "en")) -> Path:
             (course / "content" / lang / f"{name}.md").write_text(
                 f"---\ntitle: Page {i}\ntranslated_from: {digest}\n---\n\n{body}", "utf-8")
     return course
+
+
+GLOSSARY = """- id: mean
+  zh: 均值
+  en: mean
+  zh_def: 一组数之和除以个数。
+  en_def: The sum of a set of numbers divided by how many there are.
+- id: spread
+  zh: 标准差
+  en: spread
+  zh_def: 数离均值有多远的典型距离。
+  en_def: How far the numbers typically lie from their mean.
+"""
+
+REFERENCES = """gauss1809:
+  authors: "C. F. Gauss"
+  year: 1809
+  title: "Theoria motus corporum coelestium"
+  url: "https://example.org/gauss"
+"""
+
+
+def with_data_files(root: Path, glossary: str = GLOSSARY, references: str = REFERENCES) -> Path:
+    """Give a tiny course a glossary (content/glossary.yaml) and sources (content/references.yaml)."""
+    (root / "content" / "glossary.yaml").write_text(glossary, "utf-8")
+    (root / "content" / "references.yaml").write_text(references, "utf-8")
+    return root
+
+
+def edit(root: Path, rel: str, old: str, new: str, count: int = 1) -> int:
+    """Replace text in a course file; return the 1-based line where the first replacement starts."""
+    path = root / rel
+    text = path.read_text("utf-8")
+    assert old in text, (rel, old)
+    line = text[: text.index(old)].count("\n") + 1
+    path.write_text(text.replace(old, new, count), "utf-8")
+    return line
+
+
+def snapshot(site: Path) -> dict:
+    """Every file of a folder, relative path → bytes."""
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}

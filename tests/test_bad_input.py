@@ -1,31 +1,22 @@
-"""Bad input: one line naming the file and line, a non-zero exit, and the previous site untouched."""
+"""Bad input: one line naming the file and line, a non-zero exit, and the previous site untouched.
 
-import re
-from pathlib import Path
+Every case breaks a small fixture course (one page in zh and en, the `tiny` experiment, a figure, a
+glossary and a list of sources), never the real one."""
 
 import pytest
-from conftest import run_build
+from conftest import edit, make_course, run_build, snapshot, with_data_files, with_figure
 
-ZH = "content/zh/lesson-l5.md"
-EN = "content/en/lesson-l5.md"
-
-
-def edit(root: Path, rel: str, old: str, new: str, count: int = 1) -> int:
-    """Replace text in a course file; return the 1-based line where the first replacement starts."""
-    path = root / rel
-    text = path.read_text("utf-8")
-    assert old in text, (rel, old)
-    line = text[: text.index(old)].count("\n") + 1
-    path.write_text(text.replace(old, new, count), "utf-8")
-    return line
-
-
-def snapshot(site: Path) -> dict:
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+ZH = "content/zh/page.md"
+EN = "content/en/page.md"
+EXPERIMENT = "experiments/tiny.py"
+RECIPE = "figures/tiny.py"
+FIGURE = "::: figure tiny.bars"
+ALT = " Two bars: the mean and the spread."
 
 
 @pytest.fixture
-def built(course):
+def built(tmp_path):
+    course = with_data_files(with_figure(make_course(tmp_path / "course")))
     out = course / "site"
     result = run_build("--out", out, root=course)
     assert result.returncode == 0, result.stderr
@@ -33,7 +24,7 @@ def built(course):
 
 
 def _malformed_front_matter(root):
-    return ZH, edit(root, ZH, "title: L5", "title: - L5")
+    return ZH, edit(root, ZH, "title: 小实验", "title: - 小实验")
 
 
 def _unknown_front_matter_key(root):
@@ -41,68 +32,64 @@ def _unknown_front_matter_key(root):
 
 
 def _unknown_value_key(root):
-    return ZH, edit(root, ZH, "{val}`multires.p2.ratio`", "{val}`multires.p2.ratoi`")
+    return ZH, edit(root, ZH, "{val}`tiny.mean`", "{val}`tiny.maen`")
 
 
 def _bad_value_format(root):
-    return ZH, edit(root, ZH, "{val}`multires.p2.ratio`", "{val}`multires.p2.ratio:e.x`")
+    return ZH, edit(root, ZH, "{val}`tiny.mean`", "{val}`tiny.mean:e.x`")
 
 
 def _failing_claim(root):
-    edit(root, "experiments/multires.py", 'criterion="1e-8 < p2.ratio < 1e-6"', 'criterion="p2.ratio > 1"')
-    return "experiments/multires.py", None
+    return EXPERIMENT, edit(root, EXPERIMENT, 'criterion="abs(mean) < 0.6"', 'criterion="mean > 1"')
 
 
 def _experiment_raises(root):
-    line = edit(root, "experiments/multires.py", "    rng = np.random.default_rng(seed)\n",
-                "    raise RuntimeError('boom')\n")
-    return "experiments/multires.py", line
+    line = edit(root, EXPERIMENT, "    rng = np.random.default_rng(seed)\n", "    raise RuntimeError('boom')\n")
+    return EXPERIMENT, line
 
 
 def _experiment_returns_nan(root):
-    edit(root, "experiments/multires.py", '"p2.ratio": plain_norms[0] / res_norms[0],', '"p2.ratio": float("nan"),')
-    return "experiments/multires.py", None
+    edit(root, EXPERIMENT, '"mean": float(x.mean()),', '"mean": float("nan"),')
+    return EXPERIMENT, None
 
 
 def _experiment_syntax_error(root):
-    line = edit(root, "experiments/multires.py", "def layer_norm(x, eps=1e-5):", "def layer_norm(x, eps=1e-5:")
-    return "experiments/multires.py", line
+    return EXPERIMENT, edit(root, EXPERIMENT, "def run(seed, *, n):", "def run(seed, *, n:")
 
 
 def _latex_unbalanced(root):
-    return ZH, edit(root, ZH, r"$M = W^Q W^{K\top}$", r"$M = W^Q W^{K\top$")
+    return ZH, edit(root, ZH, r"$\bar{x}$", r"$\bar{x$")
 
 
 def _latex_unknown_command(root):
-    return ZH, edit(root, ZH, r"$M = W^Q W^{K\top}$", r"$M = W^Q \foo{W}$")
+    return ZH, edit(root, ZH, r"$\bar{x}$", r"$\foo{x}$")
 
 
 def _not_utf8(root):
     path = root / ZH
     lines = path.read_bytes().split(b"\n")
-    lines[9] = b"caf\xe9 " + lines[9]
+    line = next(i for i, text in enumerate(lines) if b"{val}" in text)
+    lines[line] = b"caf\xe9 " + lines[line]
     path.write_bytes(b"\n".join(lines))
-    return ZH, 10
+    return ZH, line + 1
 
 
 def _no_translation(root):
     (root / "content/zh/extra.md").write_text("---\ntitle: 附录\n---\n正文。\n", "utf-8")
-    edit(root, "content/site.yaml", "  - lesson-l5", "  - lesson-l5\n  - extra")
+    edit(root, "content/site.yaml", "pages: [page]", "pages: [page, extra]")
     return "content/en/extra.md", None
 
 
 def _translation_anchor_differs(root):
-    return EN, edit(root, EN, "{#stream-growth}", "{#stream}")
+    return EN, edit(root, EN, "{#mean}", "{#average}")
 
 
 def _missing_figure(root):
-    return ZH, edit(root, ZH, "::: figure multires.p3_stream", "::: figure multires.p4_nothing")
+    return ZH, edit(root, ZH, FIGURE, "::: figure tiny.nothing")
 
 
 def _figure_without_alt(root):
-    text = (root / ZH).read_text("utf-8")
-    alt = re.search(r"::: figure multires.p3_stream (.*)\n", text).group(1)
-    return ZH, edit(root, ZH, f"::: figure multires.p3_stream {alt}", "::: figure multires.p3_stream")
+    return ZH, edit(root, ZH, FIGURE + ALT, FIGURE)
 
 
 def _jinja_syntax_error(root):
@@ -110,25 +97,24 @@ def _jinja_syntax_error(root):
 
 
 def _jinja_undefined(root):
-    return "templates/page.html", edit(root, "templates/page.html", "{{ page.meta.title }}</h1>", "{{ nope.title }}</h1>")
+    return "templates/page.html", edit(root, "templates/page.html", "{{ page.meta.title }}{% endif %}</h1>",
+                                       "{{ nope.title }}{% endif %}</h1>")
 
 
 def _duplicate_heading_ids(root):
-    return ZH, edit(root, ZH, "{#by-design}", "{#waste}")
+    return ZH, edit(root, ZH, FIGURE, "## 又一节 {#mean}\n\n" + FIGURE)
 
 
 def _link_to_missing_page(root):
-    return ZH, edit(root, ZH, "前置：L2（矩阵的两种读法）", "前置：[L2](lesson-l2.md)（矩阵的两种读法）")
+    return ZH, edit(root, ZH, "个数的均值", "个数的[均值](lesson-l2.md)")
 
 
 def _path_escapes_content(root):
-    (root / "content/site.yaml").write_text(
-        (root / "content/site.yaml").read_text().replace("  - lesson-l5", "  - lesson-l5\n  - ../../etc/passwd"))
-    return "content/site.yaml", None
+    return "content/site.yaml", edit(root, "content/site.yaml", "pages: [page]", "pages: [page, ../../etc/passwd]")
 
 
 def _link_escapes_content(root):
-    return ZH, edit(root, ZH, "前置：L2（矩阵的两种读法）", "前置：[L2](../../secret.md)")
+    return ZH, edit(root, ZH, "个数的均值", "个数的[均值](../../secret.md)")
 
 
 def _empty_content_folder(root):
@@ -143,49 +129,48 @@ def _unlisted_page(root):
 
 
 def _unknown_glossary_term(root):
-    return ZH, edit(root, ZH, "每个头用自己的低秩子空间提问", "每个头用自己的[低秩子空间]{.term}提问")
+    return ZH, edit(root, ZH, "，标准差", "，[低秩子空间]{.term}标准差")
 
 
 def _figure_recipe_raises(root):
-    line = edit(root, "figures/multires.py", '    res = values["multires.p2.grad_norms_residual"]\n',
-                '    res = values["multires.p2.grad_norms_residual"]\n    1 / 0\n') + 1
-    return "figures/multires.py", line
+    first = "    fig, ax = plt.subplots(figsize=(3, 2))\n"
+    return RECIPE, edit(root, RECIPE, first, first + "    1 / 0\n") + 1
 
 
 def _claim_shows_unknown_value(root):
-    edit(root, "experiments/multires.py", 'shows=("p2.ratio",),', 'shows=("p2.ratoi",),')
-    return "experiments/multires.py", None
+    # The claim's first line: the Claim(...) call that names the value.
+    edit(root, EXPERIMENT, 'shows=("mean",)', 'shows=("maen",)')
+    return EXPERIMENT, edit(root, EXPERIMENT, 'Claim(id="mean"', 'Claim(id="mean"')
 
 
 def _unknown_language(root):
-    edit(root, "content/site.yaml", "languages: [zh, en]", "languages: [zh, fr]")
-    return "content/site.yaml", None
+    return "content/site.yaml", edit(root, "content/site.yaml", "languages: [zh, en]", "languages: [zh, fr]")
 
 
 def _unknown_role(root):
-    return ZH, edit(root, ZH, "{val}`multires.p2.ratio`", "{value}`multires.p2.ratio`")
+    return ZH, edit(root, ZH, "{val}`tiny.mean`", "{value}`tiny.mean`")
 
 
 CASES = [
     (_malformed_front_matter, "malformed YAML"),
     (_unknown_front_matter_key, "unknown front-matter key 'descripton'"),
-    (_unknown_value_key, "unknown value key 'multires.p2.ratoi' (did you mean 'multires.p2.ratio'?)"),
+    (_unknown_value_key, "unknown value key 'tiny.maen' (did you mean 'tiny.mean'?)"),
     (_bad_value_format, "bad format 'e.x'"),
-    (_failing_claim, "claim multires.p2.vanishing failed on seed 0, the seed the pages show: criterion failed: "
-                     "p2.ratio > 1; measured multires.p2.ratio ="),
-    (_experiment_raises, "experiment multires failed (seed 0): RuntimeError: boom"),
-    (_experiment_returns_nan, "experiment multires failed (seed 0): ValueError: value 'p2.ratio' is not finite (nan)"),
-    (_experiment_syntax_error, "experiment multires failed: SyntaxError"),
+    (_failing_claim, "claim tiny.mean failed on seed 0, the seed the pages show: criterion failed: "
+                     "mean > 1; measured tiny.mean ="),
+    (_experiment_raises, "experiment tiny failed (seed 0): RuntimeError: boom"),
+    (_experiment_returns_nan, "experiment tiny failed (seed 0): ValueError: value 'mean' is not finite (nan)"),
+    (_experiment_syntax_error, "experiment tiny failed: SyntaxError"),
     (_latex_unbalanced, "LaTeX has unbalanced braces"),
     (_latex_unknown_command, "unknown LaTeX command \\foo"),
     (_not_utf8, "not UTF-8 (byte 0xe9)"),
     (_no_translation, "missing translation"),
-    (_translation_anchor_differs, "heading id 'stream' where the zh page has 'stream-growth'"),
-    (_missing_figure, "unknown figure 'multires.p4_nothing'"),
+    (_translation_anchor_differs, "heading id 'average' where the zh page has 'mean'"),
+    (_missing_figure, "unknown figure 'tiny.nothing'"),
     (_figure_without_alt, "needs alt text"),
     (_jinja_syntax_error, "template syntax error"),
     (_jinja_undefined, "template error: 'nope' is undefined"),
-    (_duplicate_heading_ids, "duplicate heading id 'waste'"),
+    (_duplicate_heading_ids, "duplicate heading id 'mean'"),
     (_link_to_missing_page, "link to a page that does not exist: 'lesson-l2.md'"),
     (_path_escapes_content, "is not a path inside content/"),
     (_link_escapes_content, "leaves content/"),
@@ -193,10 +178,10 @@ CASES = [
     (_unlisted_page, "page is not listed in content/site.yaml"),
     (_unknown_glossary_term, "glossary term '低秩子空间' is not in content/glossary.yaml"),
     (_unknown_role, "unknown role {value}"),
-    (_figure_recipe_raises, "figure 'multires.p2_gradients' (zh) failed: ZeroDivisionError"),
-    (_claim_shows_unknown_value, "experiment multires failed (seed 0): claim 'p2.vanishing': shows 'p2.ratoi', "
-                                "which run() does not return"),
-    (_unknown_language, "languages must be two of zh, en"),
+    (_figure_recipe_raises, "figure 'tiny.bars' (zh) failed: ZeroDivisionError"),
+    (_claim_shows_unknown_value, "experiment tiny failed (seed 0): claim 'mean': shows 'maen', "
+                                 "which run() does not return"),
+    (_unknown_language, "language 'fr' has no interface strings (templates/i18n/fr.yaml)"),
 ]
 
 
@@ -210,7 +195,7 @@ def test_bad_input_fails_in_one_line_and_keeps_the_site(built, breakage, message
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     location = where if line is None else f"{where}:{line}"
     assert lines[0].startswith(f"error: {location}"), (lines[0], location)
-    assert message in lines[0]
+    assert message in lines[0], lines[0]
     assert snapshot(out) == before
     assert not list(out.parent.glob(".site.new-*")), "no half-written staging folder is left behind"
 
@@ -232,7 +217,7 @@ def test_odd_but_valid_input_builds(built, variant):
     elif variant == "bom":
         path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
     else:
-        path.write_text(text.replace("一切正常。", "一切正常！（全角：，；）「引号」"), "utf-8")
+        path.write_text(text.replace("个数的均值", "个数（全角：，；）「引号」的均值"), "utf-8")
     result = run_build("--out", out, "--strict", root=course)
     # The Chinese source changed (except for line endings and BOM, which are not content), so the
     # translation is behind: --strict reports exactly that, and a plain build warns and succeeds.
@@ -240,8 +225,9 @@ def test_odd_but_valid_input_builds(built, variant):
         assert result.returncode == 1 and "translation is behind" in result.stderr
         result = run_build("--out", out, root=course)
     assert result.returncode == 0, result.stderr
-    html = (out / "zh/lesson-l5.html").read_text("utf-8")
+    html = (out / "zh/page.html").read_text("utf-8")
     assert "\r" not in html and "\ufeff" not in html
+
     # The same files (the search index names its files by content, so it is left out).
     def pages(files):
         return {name for name in files if not name.startswith("pagefind/")}
@@ -267,7 +253,15 @@ def test_out_never_replaces_the_course_or_a_folder_that_is_not_a_site(built, tar
 
 def test_a_print_in_an_experiment_does_not_break_the_build(built):
     course, out, _ = built
-    edit(course, "experiments/multires.py", "    rng = np.random.default_rng(seed)\n",
+    edit(course, EXPERIMENT, "    rng = np.random.default_rng(seed)\n",
          "    rng = np.random.default_rng(seed)\n    print('debugging', seed)\n")
     result = run_build("--out", out, root=course)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_fixture_course_is_what_the_cases_break(built):
+    """Each case above edits text of the fixture: it is there, once (edit() asserts it is there)."""
+    course, _, _ = built
+    zh = (course / ZH).read_text("utf-8")
+    for text in ("{val}`tiny.mean`", r"$\bar{x}$", FIGURE + ALT, "个数的均值", "，标准差"):
+        assert zh.count(text) == 1, text

@@ -1,112 +1,135 @@
-"""Whole builds: the real site, and the promise that numbers are the experiments'."""
+"""Whole builds of a fixture course: the numbers are the experiment's, the summary lists every claim,
+figures are reproducible SVG, --check-only catches edits, and what publishing needs is there.
+
+The fixture is the tiny course (tests/conftest.py) with a refuted first criterion, an exercise with a
+hint, a figure and a base_url below a sub-path. The real course's own checks are in test_course.py."""
 
 import json
 import re
+import shutil
+import xml.dom.minidom
 
-from conftest import measured, run_build
+import pytest
+from conftest import TINY_EXPERIMENT, TINY_PAGES, make_course, measured, run_build, with_figure
 
 VALUE = re.compile(r'<span class="value" data-key="([^"]+)" data-value="([^"]+)"')
+BASE_URL = "https://example.org/course/"
+
+EXPERIMENT = TINY_EXPERIMENT.replace('''          shows=("mean",)),
+]''', '''          shows=("mean",)),
+    Claim(id="large", criterion="abs(mean) > 5", text={"zh": "均值很大", "en": "the mean is large"},
+          shows=("mean",), refuted=True),
+]''')
+EXERCISE = {
+    "zh": "\n最初的判据说均值很大：{claim}`tiny.large`。\n\n:::: exercise\n求这些数的均值 $\\bar{x}$。\n\n::: hint\n先把它们加起来。\n:::\n::::\n",
+    "en": "\nThe first criterion said the mean is large: {claim}`tiny.large`.\n\n:::: exercise\nFind the mean $\\bar{x}$ of the numbers.\n\n::: hint\nAdd them up first.\n:::\n::::\n",
+}
 
 
 def shown_values(html: str) -> dict:
-    return {k: v for k, v in VALUE.findall(html)}
+    return dict(VALUE.findall(html))
 
 
-def test_real_site_has_both_lesson_pages_and_the_home(site):
-    for rel in ("index.html", "zh/lesson-l5.html", "en/lesson-l5.html", "lessonkit.json"):
-        assert (site / rel).is_file(), rel
-    zh = (site / "zh/lesson-l5.html").read_text()
-    en = (site / "en/lesson-l5.html").read_text()
-    assert '<html lang="zh-CN">' in zh and '<html lang="en">' in en
-    assert 'hreflang="en" href="../en/lesson-l5.html"' in zh and 'hreflang="zh-CN" href="../zh/lesson-l5.html"' in en
-    assert "lesson-l6.html" not in zh + en  # the preview of L6 is not a dead link
-    assert "http://" not in re.sub(r'xmlns="http://www.w3.org/1998/Math/MathML"', "", zh)
-
-
-def test_every_shown_number_is_what_the_experiment_prints(site):
-    seed = json.loads((site / "lessonkit.json").read_text())["seed"]
-    truth = measured("multires", seed)
-    pages = [(site / f"{lang}/lesson-l5.html").read_text() for lang in ("zh", "en")]
-    shown = [shown_values(html) for html in pages]
-    assert shown[0].keys() == shown[1].keys() and len(shown[0]) >= 15
-    for key, value in shown[0].items():
-        if key in truth:
-            assert json.loads(value) == truth[key], key
-    # No scientific notation leaks into prose, and none of the author's own run's numbers is typed in.
-    for html in pages:
-        assert not re.search(r'class="num">[^<]*e-\d', html)
-        # Prose only: the provenance panels rightly print the full-precision values.
-        prose = re.sub(r'<div class="panels".*?</section>', "", html, flags=re.S)
-        prose = re.sub(r'<span class="value".*?</span>', "", prose)
-        prose = re.sub(r'<small class="range">.*?</small>', "", prose)  # measured spreads over the seeds
-        prose = re.sub(r"<[^>]+>", "", prose)
-        for published in ("1.1e-7", "1.1 × 10", "2.38", "18.34", "4.42", "0.68"):
-            assert published not in prose, published
-
-
-def test_seed_changes_the_numbers(tmp_path, site):
-    out = tmp_path / "s7"
-    result = run_build("--seed", "7", "--out", out)
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    """The fixture course, built once for this module into book/site."""
+    assert EXPERIMENT != TINY_EXPERIMENT
+    pages = {lang: TINY_PAGES[lang] + EXERCISE[lang] for lang in TINY_PAGES}
+    root = with_figure(make_course(tmp_path_factory.mktemp("book") / "c", experiment=EXPERIMENT, pages=pages,
+                                   config=f"base_url: {BASE_URL}\n"))
+    result = run_build("--out", root / "site", "--no-search", root=root)
     assert result.returncode == 0, result.stderr
-    before = shown_values((site / "en/lesson-l5.html").read_text())
-    after = shown_values((out / "en/lesson-l5.html").read_text())
-    assert before["multires.p2.ratio"] != after["multires.p2.ratio"]
-    assert json.loads(after["multires.p2.ratio"]) == measured("multires", 7)["multires.p2.ratio"]
+    return root
 
 
-def test_summary_lists_every_claim_with_criterion_and_rerun_command(site):
-    html = (site / "en/lesson-l5.html").read_text()
-    rows = re.findall(r'<tr id="claim-[^"]+" data-claim="([^"]+)" data-passed="true"', html)
-    from multires import CLAIMS
-    assert sorted(rows) == sorted(f"multires.{c.id}" for c in CLAIMS)
-    assert 'data-refuted="true"' in html
-    assert "python experiments/multires.py --seed 0" in html
-    assert "<details class=\"hint\"><summary>Hint</summary>" in html
+def test_every_shown_number_is_what_the_experiment_prints(book):
+    truth = measured("tiny", 0, root=book)
+    for lang in ("zh", "en"):
+        shown = shown_values((book / f"site/{lang}/page.html").read_text("utf-8"))
+        assert {"tiny.mean", "tiny.spread", "tiny.n", "tiny.noise"} <= shown.keys()
+        for key, value in shown.items():
+            assert json.loads(value) == truth[key], key
 
 
-def test_figures_are_svg_in_both_languages_and_byte_identical(tmp_path, site):
+def test_seed_changes_the_numbers(book, tmp_path):
+    out = tmp_path / "s7"
+    result = run_build("--seed", "7", "--seeds", "2", "--no-search", "--out", out, root=book)
+    assert result.returncode == 0, result.stderr
+    before = shown_values((book / "site/en/page.html").read_text("utf-8"))
+    after = shown_values((out / "en/page.html").read_text("utf-8"))
+    assert before["tiny.mean"] != after["tiny.mean"]
+    assert json.loads(after["tiny.mean"]) == measured("tiny", 7, root=book)["tiny.mean"]
+    assert json.loads(before["tiny.mean"]) == measured("tiny", 0, root=book)["tiny.mean"]
+
+
+def test_summary_lists_every_claim_with_criterion_and_rerun_command(book):
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(book / "experiments"))
+    spec = importlib.util.spec_from_file_location("book_tiny", book / "experiments" / "tiny.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for lang in ("zh", "en"):
+        html = (book / f"site/{lang}/page.html").read_text("utf-8")
+        rows = re.findall(r'<tr id="claim-[^"]+" data-claim="([^"]+)" data-passed="true"', html)
+        assert sorted(rows) == sorted(f"tiny.{c.id}" for c in module.CLAIMS)
+        summary = html[html.index('id="verification-summary"'):]
+        for claim in module.CLAIMS:
+            criterion = claim.criterion.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            assert f"<code>{criterion}</code>" in summary, claim.criterion
+            assert claim.text[lang] in summary, claim.text[lang]
+        assert html.count('data-refuted="true"') >= 1
+        assert "python experiments/tiny.py --seed 0" in summary
+    en = (book / "site/en/page.html").read_text("utf-8")
+    assert '<details class="hint"><summary>Hint</summary>' in en
+
+
+def test_figures_are_svg_in_both_languages_and_byte_identical(book, tmp_path):
     out = tmp_path / "again"
-    assert run_build("--out", out).returncode == 0
+    result = run_build("--out", out, "--force", "--no-search", root=book)  # drawn again, not copied from a cache
+    assert result.returncode == 0, result.stderr
+    site = book / "site"
     svgs = sorted(p.relative_to(site).as_posix() for p in (site / "figures").glob("*.svg"))
-    assert len(svgs) >= 6 and any(s.endswith(".zh.svg") for s in svgs)
+    assert svgs == ["figures/tiny.bars.en.svg", "figures/tiny.bars.zh.svg"]
     for rel in svgs:
         assert (site / rel).read_bytes() == (out / rel).read_bytes(), rel
         assert b"var(--ink)" in (site / rel).read_bytes()
+    for lang in ("zh", "en"):
+        assert f'src="../figures/tiny.bars.{lang}.svg"' in (site / f"{lang}/page.html").read_text("utf-8")
 
 
-def test_check_passes_on_the_real_site(site):
-    result = run_build("--out", site, "--check-only")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_check_only_catches_an_edited_number_and_a_dead_link(tmp_path, site):
-    import shutil
-
+def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     copy = tmp_path / "edited"
-    shutil.copytree(site, copy)
-    page = copy / "zh/lesson-l5.html"
-    html = page.read_text()
-    edited = re.sub(r'(data-key="multires.p1.rank" data-value="4"[^>]*><span class="num">)4', r"\g<1>5", html, count=1)
+    shutil.copytree(book / "site", copy)
+    clean = run_build("--out", copy, "--check-only", root=book)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    page = copy / "zh/page.html"
+    html = page.read_text("utf-8")
+    edited = re.sub(r'(data-key="tiny.n" data-value="64"[^>]*><span class="num">)64', r"\g<1>65", html, count=1)
     assert edited != html
-    page.write_text(edited.replace('href="#exercises"', 'href="#no-such-section"', 1))
-    result = run_build("--out", copy, "--check-only")
+    assert 'href="#mean"' in edited
+    page.write_text(edited.replace('href="#mean"', 'href="#no-such-section"', 1), "utf-8")
+    result = run_build("--out", copy, "--check-only", root=book)
     assert result.returncode == 1
-    assert "value multires.p1.rank: shows '5'" in result.stderr
-    assert "'#no-such-section'> points to a missing anchor" in result.stderr
+    assert "value tiny.n: shows '65'" in result.stderr, result.stderr
+    assert "'#no-such-section'> points to a missing anchor" in result.stderr, result.stderr
 
 
-def test_publishing_details_sitemap_404_and_link_previews(site):
-    sitemap = (site / "sitemap.xml").read_text()
-    import xml.dom.minidom
-
-    doc = xml.dom.minidom.parseString(sitemap)
+def test_publishing_details_sitemap_404_and_link_previews(book):
+    site = book / "site"
+    doc = xml.dom.minidom.parseString((site / "sitemap.xml").read_text("utf-8"))
     locs = [n.firstChild.data for n in doc.getElementsByTagName("loc")]
     pages = sorted(p.relative_to(site).as_posix() for p in site.glob("[a-z][a-z]/**/*.html")
                    if p.name not in ("search.html", "glossary.html"))
-    assert sorted(loc.split(".org/", 1)[1] for loc in locs) == pages
+    assert pages == ["en/page.html", "zh/page.html"]
+    assert all(loc.startswith(BASE_URL) for loc in locs)
+    assert sorted(loc.removeprefix(BASE_URL) for loc in locs) == pages
     assert len(doc.getElementsByTagName("xhtml:link")) == 2 * len(locs)
-    not_found = (site / "404.html").read_text()
-    assert 'lang="zh-CN"' in not_found and 'lang="en"' in not_found and 'href="/index.html"' in not_found
-    zh = (site / "zh/lesson-l5.html").read_text()
-    assert '<meta property="og:locale" content="zh_CN">' in zh and '<meta property="og:title" content="L5' in zh
-    assert 'rel="canonical" href="https://' in zh
+    not_found = (site / "404.html").read_text("utf-8")
+    assert 'lang="zh-CN"' in not_found and 'lang="en"' in not_found
+    assert 'href="/course/index.html"' in not_found  # absolute: a 404 page is served at any depth
+    zh = (site / "zh/page.html").read_text("utf-8")
+    assert '<meta property="og:locale" content="zh_CN">' in zh and '<meta property="og:title" content="小实验">' in zh
+    assert f'<link rel="canonical" href="{BASE_URL}zh/page.html">' in zh
+    assert '<meta name="description" content="一页。">' in zh

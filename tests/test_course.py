@@ -1,6 +1,8 @@
 """The course's own checks, read from content/site.yaml: every experiment it lists follows the contract,
-runs on its own, and holds its claims on every seed of the build's sweep. A new experiment is checked
-here as soon as site.yaml lists it; nothing in this file names one."""
+runs on its own, holds its claims on every seed of the build's sweep, and shows on the pages exactly what
+it prints; every page it lists exists in every language with the same sections, values and audit marks;
+the audit, the glossary and the prose keep their promises. A new page or experiment is checked here as
+soon as site.yaml lists it; nothing in this file names one, or any wording of the course."""
 
 from __future__ import annotations
 
@@ -9,14 +11,21 @@ import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, measured, run_build
 
 CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
 EXPERIMENTS = CONFIG.get("experiments", [])
 LANGUAGES = CONFIG.get("languages", ["zh", "en"])
+SOURCE = CONFIG.get("source_language", LANGUAGES[0])
+PAGES = [str(page) for page in CONFIG.get("pages", [])]
+TAGS = {lang: yaml.safe_load((ROOT / "templates" / "i18n" / f"{lang}.yaml").read_text("utf-8"))["tag"]
+        for lang in LANGUAGES}
+BOX_DRAWING = re.compile("[\u2500-\u257f]")
+BUILT_KEYS = ("claims.held", "claims.refuted", "claims.passed", "claims.total")  # counted by the build
 
 
 def load(name: str):
@@ -73,3 +82,188 @@ def test_every_claim_holds_on_every_seed_of_the_sweep(name, site):
         seeds, held = rows[key]
         assert seeds == len(manifest["seeds"])
         assert held >= claim.holds_on * seeds and (claim.holds_on < 1 or held == seeds), (key, held, seeds)
+
+
+# --- the pages ---------------------------------------------------------------------------------------
+
+class _Tags(HTMLParser):
+    """Every start tag of a page, in order: (tag, attributes)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+
+def tags(html: str) -> list[tuple[str, dict]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def html_of(site, lang: str, page: str) -> str:
+    return (site / lang / f"{page}.html").read_text("utf-8")
+
+
+def audit_marks(html: str) -> list[dict]:
+    return [attrs for tag, attrs in tags(html) if tag == "span" and "data-audit" in attrs]
+
+
+def passed_rows(html: str) -> set[str]:
+    return {attrs["data-claim"] for tag, attrs in tags(html)
+            if tag == "tr" and "data-claim" in attrs and attrs.get("data-passed") == "true"}
+
+
+def audit_list(html: str) -> list[tuple[str, str, str]]:
+    """The page's audit list: (status, the mark it leads to, the entry's HTML)."""
+    return re.findall(r'<li id="audit-list-\d+" data-audit="(\w+)"[^>]*><a href="#(audit-\d+)"(.*?)</li>', html, re.S)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_exists_in_every_language_with_lang_and_alternates(site, page):
+    up = "../" * (page.count("/") + 1)
+    for lang in LANGUAGES:
+        path = site / lang / f"{page}.html"
+        assert path.is_file(), f"{lang}/{page}.html"
+        found = tags(path.read_text("utf-8"))
+        assert ("html", {"lang": TAGS[lang]}) in found, f"{lang}/{page}: <html lang={TAGS[lang]!r}>"
+        alternates = {attrs.get("hreflang"): attrs.get("href") for tag, attrs in found
+                      if tag == "link" and attrs.get("rel") == "alternate"}
+        assert alternates == {TAGS[other]: f"{up}{other}/{page}.html" for other in LANGUAGES}, f"{lang}/{page}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_language_has_the_same_sections_values_and_audit_marks(site, page):
+    def sections(html):
+        return [attrs["id"] for tag, attrs in tags(html) if tag in ("h2", "h3") and "id" in attrs]
+
+    def keys(html):
+        return sorted({attrs["data-key"] for tag, attrs in tags(html) if "data-key" in attrs})
+
+    def statuses(html):
+        return [(mark["data-audit"], mark.get("data-claim", "")) for mark in audit_marks(html)]
+
+    source = html_of(site, SOURCE, page)
+    for lang in LANGUAGES:
+        html = html_of(site, lang, page)
+        assert sections(html) == sections(source), f"{lang}/{page}: section ids differ from {SOURCE}"
+        assert keys(html) == keys(source), f"{lang}/{page}: shown values differ from {SOURCE}"
+        assert statuses(html) == statuses(source), f"{lang}/{page}: audit statuses differ from {SOURCE}"
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_shown_value_is_what_the_experiment_prints(site, name):
+    seed = json.loads((site / "lessonkit.json").read_text("utf-8"))["seed"]
+    truth = measured(name, seed)
+    compared = 0
+    for path in sorted(site.rglob("*.html")):
+        for _, attrs in tags(path.read_text("utf-8")):
+            key = attrs.get("data-key", "")
+            if not key.startswith(name + ".") or "data-value" not in attrs:
+                continue
+            if key.removeprefix(name + ".") in BUILT_KEYS:
+                continue
+            base, _, index = key.partition("[")
+            assert base in truth, f"{path.relative_to(site)}: {key} is not printed by experiments/{name}.py"
+            expected = truth[base][int(index.rstrip("]"))] if index else truth[base]
+            assert json.loads(attrs["data-value"]) == expected, f"{path.relative_to(site)}: {key}"
+            compared += 1
+    assert compared, f"no page shows a value of {name}"
+
+
+def test_check_passes_on_the_real_site(site):
+    result = run_build("--out", site, "--check-only")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_typed_number_in_prose_is_unaccounted_for(site):
+    """Every number in prose is a measured value, inside an audited statement, literal, math or code."""
+    manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
+    assert manifest["unaccounted"] == [], "\n".join(
+        f"{path}:{line}: {number!r} in {text!r}" for path, line, number, text in manifest["unaccounted"])
+
+
+def test_no_box_drawing_characters_in_any_page(site):
+    for page in sorted(site.rglob("*.html")):
+        found = BOX_DRAWING.search(page.read_text("utf-8"))
+        assert not found, f"{page.relative_to(site)}: {found.group()!r}"
+    for md in sorted((ROOT / "content").rglob("*.md")):
+        assert not BOX_DRAWING.search(md.read_text("utf-8")), md.relative_to(ROOT)
+
+
+# --- the claims audit ----------------------------------------------------------------------------------
+
+REFERENCES_FILE = ROOT / "content" / "references.yaml"
+REFERENCES = yaml.safe_load(REFERENCES_FILE.read_text("utf-8")) if REFERENCES_FILE.is_file() else {}
+
+
+def names_a_source(entry: str) -> bool:
+    """An audit-list entry names a source: its authors, year and title."""
+    from html import unescape
+
+    text = unescape(entry)
+    return any(str(ref["authors"]) in text and str(ref["year"]) in text and str(ref["title"]) in text
+               for ref in (REFERENCES or {}).values())
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_audit_mark_is_in_the_pages_audit_list(site, page, lang):
+    html = html_of(site, lang, page)
+    marked = sorted((mark["data-audit"], mark["id"]) for mark in audit_marks(html))
+    listed = sorted((status, target) for status, target, _ in audit_list(html))
+    assert marked == listed
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_verified_partly_and_refuted_marks_name_claims_that_passed_on_the_page(site, page, lang):
+    """Each names its claim(s) in data-claim, and each of those has a passed row in this page's summary.
+    A statement refuted by a source rather than by our measurement names the source instead."""
+    html = html_of(site, lang, page)
+    rows = passed_rows(html)
+    entries = {target: entry for _, target, entry in audit_list(html)}
+    for mark in audit_marks(html):
+        status, claims = mark["data-audit"], mark.get("data-claim", "").split()
+        if status not in ("verified", "partly", "refuted"):
+            continue
+        if status == "refuted" and not claims:
+            assert names_a_source(entries.get(mark["id"], "")), f"{mark['id']}: refuted by neither a claim nor a source"
+            continue
+        assert claims, f"{mark['id']} ({status}) has no data-claim"
+        missing = [claim for claim in claims if claim not in rows]
+        assert not missing, f"{mark['id']} ({status}) names claims without a passed summary row here: {missing}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_cited_statements_name_authors_year_and_title(site, page, lang):
+    for status, target, entry in audit_list(html_of(site, lang, page)):
+        if status == "cited":
+            assert names_a_source(entry), f"{target}: the audit list names no source (authors, year, title)"
+
+
+# --- the glossary ----------------------------------------------------------------------------------------
+
+GLOSSARY_FILE = ROOT / "content" / "glossary.yaml"
+GLOSSARY = yaml.safe_load(GLOSSARY_FILE.read_text("utf-8")) if GLOSSARY_FILE.is_file() else []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_glossary_pages_pair_every_term_with_its_counterparts(site, lang):
+    from html import unescape
+
+    if not GLOSSARY:
+        assert not (site / lang / "glossary.html").exists()
+        return
+    html = (site / lang / "glossary.html").read_text("utf-8")
+    for entry in GLOSSARY:
+        found = re.search(rf'<dt id="{re.escape(entry["id"])}">(.*?)</dt>', html, re.S)
+        assert found, f"{lang}/glossary.html has no entry {entry['id']}"
+        term = unescape(found.group(1))
+        assert f'<dfn lang="{TAGS[lang]}">{entry[lang]}</dfn>' in term, (entry["id"], term)
+        for other in LANGUAGES:
+            if other != lang:
+                assert f'lang="{TAGS[other]}">{entry[other]}</span>' in term, (entry["id"], other, term)

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 from axe_playwright_python.sync_playwright import Axe
 from conftest import ROOT, run_build
 
@@ -49,6 +50,10 @@ def discover_pages() -> list[str]:
         html = {rel: (out / rel).read_text("utf-8") for rel in _DISCOVERED["pages"]}
         _DISCOVERED["toc"] = [rel for rel, text in html.items() if 'class="toc"' in text]
         _DISCOVERED["switch"] = [rel for rel, text in html.items() if "data-lang-switch" in text]
+        _DISCOVERED["sections"] = [rel for rel, text in html.items() if re.search(r'<h[23] id="', text)]
+        _DISCOVERED["hints"] = [rel for rel, text in html.items() if '<details class="hint"' in text]
+        _DISCOVERED["terms"] = [rel for rel, text in html.items() if 'class="term"' in text]
+        _DISCOVERED["config"] = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
         shutil.rmtree(out.parent, ignore_errors=True)
     return _DISCOVERED["pages"]
 
@@ -60,11 +65,20 @@ def site_pages(site: Path) -> list[str]:
 PAGES = discover_pages()
 TOC_PAGES = _DISCOVERED["toc"]
 SWITCH_PAGES = _DISCOVERED["switch"]
+HINT_PAGES = _DISCOVERED["hints"]
+# One page per language with a glossary term: the first in the site's order.
+TERM_PAGES = list({rel.partition("/")[0]: rel for rel in reversed(_DISCOVERED["terms"])}.values())[::-1]
 
 
 def test_every_page_but_the_bilingual_home_has_a_language_switch():
     assert sorted(set(PAGES) - set(SWITCH_PAGES)) == ["index.html"]
-    assert {"zh/lesson-l5.html", "en/chapter-3/3-1.html"} <= set(TOC_PAGES)
+
+
+def test_every_course_page_with_sections_has_a_contents_list():
+    config = _DISCOVERED["config"]
+    course = {f"{lang}/{page}.html" for lang in config["languages"] for page in config["pages"]}
+    assert course <= set(PAGES)
+    assert {rel for rel in course if rel in _DISCOVERED["sections"]} == {rel for rel in course if rel in TOC_PAGES}
 
 
 def shot_name(rel: str, width: str, scheme: str) -> str:
@@ -241,7 +255,7 @@ def test_page_loads_without_errors_or_outside_requests(tabs, rel, site_checks):
 @pytest.mark.parametrize("rel", PAGES)
 def test_every_math_element_is_laid_out(tabs, rel):
     page = tabs().visit(rel)
-    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # hints and answers
+    reveal_hidden_content(page)  # hints, answers, and the provenance and audit panels (popovers)
     boxes = page.eval_on_selector_all("main math", """els => els.map(e => {
         const r = e.getBoundingClientRect();
         return [r.width, r.height, e.getAttribute('alttext') || e.textContent.slice(0, 40)];
@@ -250,6 +264,8 @@ def test_every_math_element_is_laid_out(tabs, rel):
     assert flat == [], f"{len(flat)} of {len(boxes)} <math> have an empty box: {flat[:5]}"
     if boxes:
         assert page.evaluate("document.fonts.check('16px LessonMath')"), "the math font did not load"
+        family = page.evaluate("getComputedStyle(document.querySelector('main math')).fontFamily")
+        assert family.startswith("LessonMath"), f"math is set in {family}"
 
 
 @pytest.mark.parametrize("rel", PAGES)
@@ -453,7 +469,52 @@ def test_contents_links_scroll_to_their_section_below_the_header(tabs, rel, widt
                 f"#{target} (near the end) at {top:.0f} px, not shown below the header"
 
 
+@pytest.mark.parametrize("rel", SWITCH_PAGES)
+def test_language_switch_without_javascript_still_leads_to_the_twin(tabs, rel):
+    tab = tabs(js=False)
+    page = tab.visit(rel)
+    twin = twin_of(rel)
+    with page.expect_navigation():
+        page.click("[data-lang-switch]")
+    assert page.url == f"{tab.server}/{twin}"
+    assert page.locator("h1").is_visible()
+    assert page.locator("[data-lang-switch]").evaluate("a => new URL(a.href).pathname") == f"/{rel}"
+    assert tab.problems == [], "\n".join(tab.problems)
+
+
+def language_tag(lang: str) -> str:
+    return yaml.safe_load((ROOT / "templates" / "i18n" / f"{lang}.yaml").read_text("utf-8"))["tag"]
+
+
+@pytest.mark.parametrize("rel", TERM_PAGES)
+def test_a_marked_term_shows_its_counterparts_on_focus_and_hover(tabs, rel):
+    page = tabs().visit(rel)
+    page.mouse.move(0, 0)
+    term = page.locator("main .term").first
+    tip = term.locator(".term-tip")
+    assert not tip.is_visible()
+    term.focus()
+    assert tip.is_visible(), "the counterpart does not show on focus"
+    lang = rel.partition("/")[0]
+    others = sorted(language_tag(other) for other in _DISCOVERED["config"]["languages"] if other != lang)
+    shown = sorted(tip.locator("[lang]").evaluate_all("els => els.map(e => e.lang)"))
+    assert shown == others, f"the tip shows {shown}, not the other languages {others}"
+    page.keyboard.press("Tab")
+    term.hover()
+    assert tip.is_visible(), "the counterpart does not show on hover"
+
+
 # --- 6: phone width -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rel", HINT_PAGES)
+def test_hints_start_collapsed_and_open_when_asked(tabs, rel):
+    page = tabs("phone").visit(rel)
+    hints = page.locator("details.hint")
+    opened = [i for i in range(hints.count()) if hints.nth(i).evaluate("d => d.open")]
+    assert hints.count() and not opened, f"hints open on load: {opened} of {hints.count()}"
+    hints.first.locator("summary").click()
+    assert hints.first.evaluate("d => d.open")
+
 
 @pytest.mark.parametrize("rel", PAGES)
 def test_no_horizontal_overflow_at_phone_width(tabs, rel):

@@ -205,17 +205,22 @@ def bars(values, lang):
 FIGURE_BLOCK = "\n::: figure tiny.bars Two bars: the mean and the spread.\nThe mean and the spread.\n:::\n"
 
 
-def with_figure(root: Path, recipe: str = TINY_FIGURE) -> Path:
-    """Give a tiny course a figure on its page (and keep the translation current)."""
+def with_figure(root: Path, recipe: str = TINY_FIGURE, page: str = "page") -> Path:
+    """Give a tiny course a figure on a page (and keep the translation current)."""
+    (root / "figures" / "tiny.py").write_text(recipe, "utf-8")
+    return append_to_page(root, page, {"zh": FIGURE_BLOCK, "en": FIGURE_BLOCK})
+
+
+def append_to_page(root: Path, page: str, texts: dict) -> Path:
+    """Add Markdown to the end of a page in each language, keeping the translation current."""
     import hashlib
 
-    (root / "figures" / "tiny.py").write_text(recipe, "utf-8")
-    zh = root / "content" / "zh" / "page.md"
-    en = root / "content" / "en" / "page.md"
-    zh.write_text(zh.read_text("utf-8") + FIGURE_BLOCK, "utf-8")
+    zh = root / "content" / "zh" / f"{page}.md"
+    zh.write_text(zh.read_text("utf-8") + texts["zh"], "utf-8")
     digest = hashlib.sha256(zh.read_text("utf-8").encode("utf-8")).hexdigest()[:12]
+    en = root / "content" / "en" / f"{page}.md"
     text = en.read_text("utf-8")
-    en.write_text(text.replace(text.split("translated_from: ")[1][:12], digest) + FIGURE_BLOCK, "utf-8")
+    en.write_text(text.replace(text.split("translated_from: ")[1][:12], digest) + texts["en"], "utf-8")
     return root
 
 
@@ -282,3 +287,16 @@ def edit(root: Path, rel: str, old: str, new: str, count: int = 1) -> int:
 def snapshot(site: Path) -> dict:
     """Every file of a folder, relative path → bytes."""
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+EXERCISE = {
+    "zh": "\n:::: exercise\n求这些数的均值 $\\bar{x}$。\n\n::: hint\n先把它们加起来。\n:::\n::::\n",
+    "en": "\n:::: exercise\nFind the mean $\\bar{x}$ of the numbers.\n\n::: hint\nAdd them up first.\n:::\n::::\n",
+}
+
+
+def make_book(root: Path, pages: int = 4) -> Path:
+    """A few pages per language (make_big_course), the first with a figure and an exercise with a hint."""
+    course = make_big_course(root, pages)
+    with_figure(course, page="p000")
+    return append_to_page(course, "p000", EXERCISE)

@@ -1,66 +1,88 @@
-"""Incremental and repeated builds produce exactly what a clean build produces."""
+"""Incremental and repeated builds of a fixture course produce exactly what a clean build produces."""
 
 import filecmp
 import os
+import subprocess
+import sys
 
-from conftest import run_build
-from test_bad_input import edit, snapshot
+import pytest
+from conftest import ROOT, edit, make_book, run_build, snapshot
 
 
-def test_a_series_of_edits_builds_incrementally_what_a_clean_build_makes(course, tmp_path):
+def build(root, out, *args):
+    return run_build("--out", out, "--seeds", "3", *args, root=root)
+
+
+@pytest.fixture
+def book(tmp_path):
+    return make_book(tmp_path / "book", pages=4)
+
+
+def test_a_series_of_edits_builds_incrementally_what_a_clean_build_makes(book, tmp_path):
     out = tmp_path / "incremental"
-    assert run_build("--out", out, root=course).returncode == 0
-    again = run_build("--out", out, root=course)
+    assert build(book, out).returncode == 0
+    again = build(book, out)
     assert again.returncode == 0 and "nothing changed" in again.stdout
 
     steps = [
-        ("content/zh/lesson-l5.md", "一切正常。", "一切正常，真的。"),  # one page's text
-        ("content/en/chapter-3/3-6.md", "title:", "title: Summary —"),  # a title: neighbours' links change
-        ("templates/i18n/en.yaml", "Exercise", "Task"),  # interface strings: every English page
-        ("experiments/multires.py", '"x_scale": 0.3', '"x_scale": 0.31'),  # values and figures change
+        ("content/zh/p001.md", "Text 1.", "Text 1, really."),  # one page's text
+        ("content/en/p002.md", "title: Page 2", "title: Page 2 —"),  # a title: neighbours' links change
+        ("templates/i18n/en.yaml", "exercise: Exercise", "exercise: Task"),  # interface strings: every English page
+        ("experiments/tiny.py", '"n": 64', '"n": 65'),  # values and figures change
         ("templates/static/style.css", "--measure: 46rem;", "--measure: 47rem;"),  # an asset only
     ]
     for path, old, new in steps:
-        edit(course, path, old, new)
-        result = run_build("--out", out, root=course)
+        edit(book, path, old, new)
+        result = build(book, out)
         assert result.returncode == 0, (path, result.stderr)
         assert "rendered" in result.stdout
         clean = tmp_path / f"clean-{len(os.listdir(tmp_path))}"
         # --force ignores every cache: experiments, figures and pages are all made afresh.
-        assert run_build("--out", clean, "--force", root=course).returncode == 0
+        assert build(book, clean, "--force").returncode == 0
         assert snapshot(out) == snapshot(clean), f"after editing {path}"
 
 
-def test_an_edit_renders_only_the_pages_that_depend_on_it(course, tmp_path):
+def test_the_edits_change_what_they_should(book, tmp_path):
+    """The series above would pass on edits that changed nothing: each shows in the site."""
     out = tmp_path / "site"
-    assert run_build("--out", out, root=course).returncode == 0
-    edit(course, "content/zh/chapter-3/3-7.md", "让我们继续这场旅程。", "让我们继续这场旅程吧。")
-    result = run_build("--out", out, root=course)
+    assert build(book, out).returncode == 0
+    before = snapshot(out)
+    edit(book, "templates/i18n/en.yaml", "exercise: Exercise", "exercise: Task")
+    edit(book, "experiments/tiny.py", '"n": 64', '"n": 65')
+    edit(book, "content/en/p002.md", "title: Page 2", "title: Page 2 —")
+    assert build(book, out).returncode == 0
+    after = snapshot(out)
+    assert b"Task" in after["en/p000.html"] and b"Task" not in before["en/p000.html"]
+    assert b'data-key="tiny.n" data-value="65"' in after["zh/p000.html"]
+    assert after["figures/tiny.bars.en.svg"] != before["figures/tiny.bars.en.svg"]
+    assert "Page 2 —".encode() in after["en/p001.html"] and "Page 2 —".encode() in after["en/p003.html"]
+
+
+def test_an_edit_renders_only_the_pages_that_depend_on_it(book, tmp_path):
+    out = tmp_path / "site"
+    assert build(book, out).returncode == 0
+    edit(book, "content/zh/p003.md", "Text 3.", "Text 3, again.")
+    result = build(book, out)
     # The page itself, and its English twin, which is now a translation behind its source.
     assert "(2 rendered," in result.stdout, result.stdout
 
 
-def test_two_builds_of_the_same_commit_are_byte_identical(course, tmp_path):
+def test_two_builds_of_the_same_commit_are_byte_identical(book, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert run_build("--out", a, "--force", root=course).returncode == 0
-    assert run_build("--out", b, "--force", root=course).returncode == 0
+    assert build(book, a, "--force").returncode == 0
+    assert build(book, b, "--force").returncode == 0
     comparison = filecmp.dircmp(a, b)
     assert snapshot(a) == snapshot(b), comparison.report_full_closure()
 
 
-def test_a_cached_build_imports_neither_numpy_nor_matplotlib(course, tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-
+def test_a_cached_build_imports_neither_numpy_nor_matplotlib(book, tmp_path):
     out = tmp_path / "site"
-    assert run_build("--out", out, root=course).returncode == 0
-    edit(course, "content/zh/lesson-l5.md", "一切正常。", "一切正常！")  # a real rebuild, all caches warm
-    proc = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "build.py"), "--root", str(course),
-                           "--out", str(out), "--no-search"], capture_output=True, text=True)
+    assert build(book, out).returncode == 0
+    edit(book, "content/zh/p001.md", "Text 1.", "Text 1!")  # a real rebuild, all caches warm
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "build.py"), "--root", str(book),
+                           "--out", str(out), "--seeds", "3", "--no-search"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "(1 rendered" in proc.stdout or "(2 rendered" in proc.stdout
+    assert "(1 rendered" in proc.stdout or "(2 rendered" in proc.stdout, proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "lessonkit.markdown" in imported  # the edited page was rendered …
     assert not {"numpy", "matplotlib"} & imported  # … without loading the heavy libraries

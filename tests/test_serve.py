@@ -21,22 +21,15 @@ sys.path.insert(0, str(ROOT))
 import build as build_module  # noqa: E402
 from lessonkit import serve  # noqa: E402
 
-LESSON = "content/zh/lesson-l5.md"
+LESSON = "content/zh/page.md"
 SENTENCE = "这个问题没有明显的答案。"
-VALUE = "{val}`multires.p2.ratio`"
+VALUE = "{val}`tiny.mean`"
 OVERLAY = "#lessonkit-error"
-
-
-def _reduce_to_lesson(course: Path) -> None:
-    """Content in flux elsewhere: keep only L5 and its experiment in the scratch copy."""
-    import shutil
-
-    for lang in ("zh", "en"):
-        shutil.rmtree(course / "content" / lang / "chapter-3", ignore_errors=True)
-    config = course / "content" / "site.yaml"
-    text = re.sub(r"(?m)^experiments:.*$", "experiments: [multires]", config.read_text(encoding="utf-8"))
-    text = re.sub(r"(?m)^pages:\n(?:[ \t]*-.*\n?)*", "pages:\n  - lesson-l5\n", text)
-    config.write_text(text, encoding="utf-8")
+NOTES = "#lessonkit-notes"
+# A page long enough to scroll: the reload must keep the reader's place.
+FILLER = {"zh": "\n这一段只是让页面足够长，好在重新载入之后检查滚动位置。\n",
+          "en": "\nThis paragraph only makes the page long enough to check the scroll position after a reload.\n"}
+ANSWER = {"zh": f"\n{SENTENCE}\n", "en": "\nThe answer to this question is not obvious.\n"}
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -57,21 +50,20 @@ def _start(root: Path, out: Path, rebuild) -> SimpleNamespace:
 
 
 @pytest.fixture
-def preview(course, tmp_path):
-    """The scratch course built and served on a free port; stopped after the test."""
-    out = tmp_path / "site"
+def preview(tmp_path, monkeypatch):
+    """A fixture course built and served as `build.py --serve` does, on a free port; stopped after the test."""
+    from conftest import TINY_PAGES, make_course, with_figure
 
-    def rebuild() -> str:
-        # As `build.py --serve` builds: without the search index.
-        args = build_module.parse_args(["--root", str(course), "--out", str(out), "-q", "--no-search"])
-        return build_module.preview_line(build_module.build(args, say=lambda m: None))
-
-    try:
-        rebuild()
-    except Exception:
-        _reduce_to_lesson(course)
-        rebuild()
-    server = _start(course, out, rebuild)
+    pages = {lang: TINY_PAGES[lang] + ANSWER[lang] + FILLER[lang] * 60 for lang in TINY_PAGES}
+    root = with_figure(make_course(tmp_path / "c", pages=pages, config="seeds: 2\n"))
+    out = root / "site"
+    # build.py's own rebuild (its lock, and the warnings and changed values it hands the page), taken from
+    # build.serve() in place of the server that would never return.
+    real, captured = serve.serve, {}
+    monkeypatch.setattr(serve, "serve", lambda root, out, rebuild, **kw: captured.update(rebuild=rebuild))
+    build_module.serve(build_module.parse_args(["--root", str(root), "--out", str(out), "-q"]))
+    monkeypatch.setattr(serve, "serve", real)
+    server = _start(root, out, captured["rebuild"])
     yield server
     server.stop.set()
     server.thread.join(timeout=10)
@@ -99,14 +91,14 @@ def _wait(page, script: str, timeout: float = 5.0) -> float:
 
 
 def test_html_is_served_with_the_live_script_and_the_disk_copy_has_none(preview):
-    status, html = _get(preview.url + "zh/lesson-l5.html")
+    status, html = _get(preview.url + "zh/page.html")
     assert status == 200
     assert serve.EVENTS in html
     script_at = html.index("/* lessonkit serve */")
     assert script_at < html.rindex("</body>")
     assert html.count("/* lessonkit serve */") == 1
 
-    on_disk = (preview.out / "zh" / "lesson-l5.html").read_text(encoding="utf-8")
+    on_disk = (preview.out / "zh" / "page.html").read_text(encoding="utf-8")
     assert serve.EVENTS not in on_disk and "lessonkit serve" not in on_disk
 
     status, index = _get(preview.url)
@@ -117,7 +109,7 @@ def test_html_is_served_with_the_live_script_and_the_disk_copy_has_none(preview)
 
 
 def test_an_edit_reloads_the_open_page(preview, page, capsys):
-    _open(page, preview.url + "zh/lesson-l5.html")
+    _open(page, preview.url + "zh/page.html")
     page.evaluate("window.scrollTo(0, 1500)")
     lesson = preview.root / LESSON
     text = lesson.read_text(encoding="utf-8")
@@ -137,23 +129,23 @@ def test_an_edit_reloads_the_open_page(preview, page, capsys):
 
 
 def test_a_broken_edit_shows_the_error_and_a_fix_clears_it(preview, page, capsys):
-    _open(page, preview.url + "zh/lesson-l5.html")
+    _open(page, preview.url + "zh/page.html")
     lesson = preview.root / LESSON
     text = lesson.read_text(encoding="utf-8")
     assert VALUE in text
 
-    lesson.write_text(text.replace(VALUE, "{val}`multires.p2.nope`", 1), encoding="utf-8")
+    lesson.write_text(text.replace(VALUE, "{val}`tiny.nope`", 1), encoding="utf-8")
     overlay = page.locator(OVERLAY)
     overlay.wait_for(state="visible", timeout=5000)
     message = overlay.text_content()
-    assert "lesson-l5.md" in message and "multires.p2.nope" in message, message
+    assert "content/zh/page.md:" in message and "tiny.nope" in message, message
     assert overlay.evaluate("e => getComputedStyle(e).position") == "fixed"
-    assert re.search(r"^error: .*multires\.p2\.nope", capsys.readouterr().out, re.M)
+    assert re.search(r"^error: .*tiny\.nope", capsys.readouterr().out, re.M)
 
     # Still serving, the last good site; a page opened now shows the error at once.
-    assert _get(preview.url + "zh/lesson-l5.html")[0] == 200
+    assert _get(preview.url + "zh/page.html")[0] == 200
     other = page.context.new_page()
-    other.goto(preview.url + "en/lesson-l5.html")
+    other.goto(preview.url + "en/page.html")
     other.locator(OVERLAY).wait_for(state="visible", timeout=5000)
     other.close()
 
@@ -162,6 +154,22 @@ def test_a_broken_edit_shows_the_error_and_a_fix_clears_it(preview, page, capsys
     _wait(page, "window.notReloaded === undefined && document.readyState === 'complete'")
     assert page.locator(OVERLAY).count() == 0
     assert re.search(r"^rebuilt in \d+ ms", capsys.readouterr().out, re.M)
+
+
+def test_a_changed_value_is_reported_in_the_page_after_the_reload(preview, page, capsys):
+    _open(page, preview.url + "zh/page.html")
+    assert page.locator(NOTES).count() == 0
+    experiment = preview.root / "experiments" / "tiny.py"
+    text = experiment.read_text(encoding="utf-8")
+    assert 'PARAMS = {"n": 64}' in text
+    experiment.write_text(text.replace('PARAMS = {"n": 64}', 'PARAMS = {"n": 65}'), encoding="utf-8")
+    _wait(page, f"document.querySelector({NOTES!r}) !== null", timeout=30)
+    notes = page.locator(NOTES).text_content()
+    assert re.search(r"^changed: tiny\.n: 64 → 65 \((.*, )?zh/page\.html", notes, re.M), notes
+    assert page.locator('[data-key="tiny.n"] .num').first.text_content() == "65"
+    assert re.search(r"^changed: tiny\.n: 64 → 65 ", capsys.readouterr().out, re.M)
+    page.locator(NOTES).click()  # the note closes on a click
+    assert page.locator(NOTES).count() == 0
 
 
 def test_no_site_yet_is_a_404_page_that_listens(tmp_path, capsys):
@@ -174,7 +182,7 @@ def test_no_site_yet_is_a_404_page_that_listens(tmp_path, capsys):
     server = _start(tmp_path, tmp_path / "site", rebuild)
     try:
         assert capsys.readouterr().out.splitlines() == ["error: content/site.yaml:3: <b>broken</b>"]
-        status, body = _get(server.url + "zh/lesson-l5.html")
+        status, body = _get(server.url + "zh/page.html")
         assert status == 404 and serve.EVENTS in body
         with urllib.request.urlopen(server.url + serve.EVENTS.lstrip("/"), timeout=10) as stream:
             assert stream.headers["Content-Type"].startswith("text/event-stream")

@@ -60,14 +60,21 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def http_server(folder: Path):
+    """Serve a folder over http on 127.0.0.1 until the generator is closed; yields the address."""
+    handler = functools.partial(_Quiet, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+
+
 @pytest.fixture(scope="session")
 def server(site) -> str:
     """The built site over http on 127.0.0.1 (search and modules need http, not file://)."""
-    handler = functools.partial(_Quiet, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    yield from http_server(site)
 
 
 @pytest.fixture(scope="session")

@@ -1,21 +1,41 @@
-"""Search (Pagefind) in both languages, in the browser; and what the page says where search cannot work."""
+"""Search (Pagefind) in both languages, in the browser, on a fixture course built with its search index;
+and what the page says where search cannot work."""
 
 import pytest
+from conftest import TINY_PAGES, http_server, make_course, run_build
 
+FILLER = {"zh": "\n这一段只是让页面足够长。\n", "en": "\nThis paragraph only makes the page long enough.\n"}
+SECTION = {
+    "zh": "\n## 方差的估计 {#variance}\n\n样本方差估计总体的离散程度。\n",
+    "en": "\n## Estimating the variance {#variance}\n\nThe sample variance estimates how widely the population is spread.\n",
+}
 QUERIES = [
-    ("zh", "注意力", "zh/chapter-3/"),
-    ("zh", "残差", "zh/chapter-3/3-4.html#residual-solution"),
-    ("zh", "低秩", "zh/lesson-l5.html#low-rank"),
-    ("en", "residual", "en/chapter-3/3-4.html#residual-solution"),
-    ("en", "low rank", "en/lesson-l5.html#low-rank"),
+    ("zh", "方差", "zh/page.html#variance"),
+    ("en", "variance", "en/page.html#variance"),
+    ("zh", "均值", "zh/page.html"),
+    ("en", "spread", "en/page.html"),
 ]
 
 
+@pytest.fixture(scope="module")
+def search_site(tmp_path_factory):
+    pages = {lang: TINY_PAGES[lang] + SECTION[lang] + FILLER[lang] * 40 for lang in TINY_PAGES}
+    root = make_course(tmp_path_factory.mktemp("search") / "c", pages=pages, config="seeds: 2\n")
+    result = run_build("--out", root / "site", root=root)  # with the search index
+    assert result.returncode == 0, result.stderr
+    return root / "site"
+
+
+@pytest.fixture(scope="module")
+def search_server(search_site):
+    yield from http_server(search_site)
+
+
 @pytest.mark.parametrize("lang, query, expected", QUERIES)
-def test_a_query_finds_the_section_and_the_result_leads_there(page, server, lang, query, expected):
+def test_a_query_finds_the_section_and_the_result_leads_there(page, search_server, lang, query, expected):
     errors = []
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.goto(f"{server}/{lang}/search.html")
+    page.goto(f"{search_server}/{lang}/search.html")
     page.fill(".pagefind-ui__search-input", query)
     page.wait_for_selector(".pagefind-ui__result-link", timeout=10000)
     links = page.eval_on_selector_all(".pagefind-ui__result-link", "els => els.map(e => e.getAttribute('href'))")
@@ -31,19 +51,20 @@ def test_a_query_finds_the_section_and_the_result_leads_there(page, server, lang
     assert errors == []
 
 
-def test_search_index_is_built_per_language(site):
-    meta = sorted(p.name for p in (site / "pagefind").glob("pagefind.*.pf_meta"))
+def test_search_index_is_built_per_language(search_site):
+    meta = sorted(p.name for p in (search_site / "pagefind").glob("pagefind.*.pf_meta"))
     assert any(".en_" in m for m in meta) and any(".zh-cn_" in m for m in meta), meta
 
 
-def test_search_from_file_url_says_it_needs_http(page, site):
-    page.goto((site / "zh" / "search.html").as_uri())
+def test_search_from_file_url_says_it_needs_http(page, search_site):
+    page.goto((search_site / "zh" / "search.html").as_uri())
     notice = page.locator("#search-needs-http")
     assert notice.is_visible() and "http" in notice.inner_text()
 
 
-def test_header_links_to_search_in_the_page_language(page, server):
-    page.goto(f"{server}/en/lesson-l5.html")
+@pytest.mark.parametrize("lang, tag", [("zh", "zh-CN"), ("en", "en")])
+def test_header_links_to_search_in_the_page_language(page, search_server, lang, tag):
+    page.goto(f"{search_server}/{lang}/page.html")
     page.click(".search-link")
-    assert page.url.endswith("/en/search.html")
-    assert page.locator("html").get_attribute("lang") == "en"
+    assert page.url.endswith(f"/{lang}/search.html")
+    assert page.locator("html").get_attribute("lang") == tag

@@ -93,8 +93,8 @@ BARE = {
           "它有 25 个头。\n\n| 头 | 值 |\n|---|---|\n| 4 头 | 低 |\n",
     "en": "---\ntitle: Numbers\ndescription: One page.\ntranslated_from: {digest}\n---\n\n## Section 3 {#s}\n\n"
           "L5 and GPT-2 in 3.4.1; a 70B model in fp16. Vaswani et al. 2017 said so. $d = 512$ and `x = 8`. "
-          "[Lesson 2](#s). [8 heads]{.literal}. [It has 12 layers]{.claim audit=unverified}. "
-          "{val}`tiny.n` numbers.\n\nIt has 25 heads.\n\n| heads | value |\n|---|---|\n| 4 heads | low |\n",
+          "[Lesson 2](#s). [8 rows]{.literal}. [It has 12 layers]{.claim audit=unverified}. "
+          "{val}`tiny.n` numbers.\n\nIt has 25 rows.\n\n| rows | value |\n|---|---|\n| 4 rows | low |\n",
 }
 
 

@@ -150,7 +150,7 @@ def test_glossary_term_shows_its_counterpart():
     assert 'class="term" tabindex="0" data-term="mha" aria-describedby="term-tip-1" lang="zh-CN"' in html
     assert ('<span class="term-tip" role="tooltip" id="term-tip-1"><span lang="en">multi-head attention</span>'
             '</span></span>') in html
-    html, _ = render("Use [heads]{.term key=mha}.", glossary=GLOSSARY)
+    html, _ = render("Use [attention]{.term key=mha}.", glossary=GLOSSARY)
     assert 'lang="zh-CN">多头注意力</span>' in html
     assert "not in content/glossary.yaml" in error_of("[nope]{.term}", glossary=GLOSSARY)
 
@@ -184,7 +184,7 @@ def test_tables_scroll_in_their_own_box():
 
 
 def test_code_is_highlighted_at_build_time():
-    html, _ = render("```python\nself.num_heads = 8\n```\n")
+    html, _ = render("```python\nself.num_layers = 8\n```\n")
     assert '<pre class="code"><code class="language-python">' in html and '<span class="mi">8</span>' in html
 
 
@@ -210,7 +210,7 @@ Two.
 
 $$ \\mathrm{softmax}(z)_i = e^{z_i} $$ (sm)
 
-::: table costs What grows with heads
+::: table costs What grows with width
 | h | cost |
 |---|---|
 | 1 | low |

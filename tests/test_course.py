@@ -117,8 +117,14 @@ def passed_rows(html: str) -> set[str]:
 
 
 def audit_list(html: str) -> list[tuple[str, str, str]]:
-    """The page's audit list: (status, the mark it leads to, the entry's HTML)."""
-    return re.findall(r'<li id="audit-list-\d+" data-audit="(\w+)"[^>]*><a href="#(audit-\d+)"(.*?)</li>', html, re.S)
+    """The page's audit list: (status, the mark it leads to, the entry's HTML with the panel it opens)."""
+    panels = dict(re.findall(r'<div class="prov audit-panel" id="([^"]+)"[^>]*>(.*?)</div>', html, re.S))
+    entries = []
+    for status, item in re.findall(r'<li id="audit-list-\d+" data-audit="(\w+)"[^>]*>(.*?)</li>', html, re.S):
+        target = re.search(r'href="#(audit-\d+)"', item)
+        panel = re.search(r'popovertarget="([^"]+)"', item)
+        entries.append((status, target.group(1) if target else "", item + panels.get(panel.group(1) if panel else "", "")))
+    return entries
 
 
 @pytest.mark.parametrize("page", PAGES)

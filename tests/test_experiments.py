@@ -63,10 +63,16 @@ def test_nan_values_are_rejected():
 
 
 def test_script_exits_non_zero_on_a_failing_claim(tmp_path):
+    """The script, with one more claim that fails on every seed (whatever the experiment's own claims say)."""
     broken = tmp_path / "multires.py"
     source = (ROOT / "experiments" / "multires.py").read_text()
-    broken.write_text(source.replace('criterion="1e-8 < p2.ratio < 1e-6"', 'criterion="p2.ratio > 1"'))
+    main = '\nif __name__ == "__main__":'
+    assert source.count(main) == 1
+    never = ('\nCLAIMS = [*CLAIMS, harness.Claim(id="never", criterion="False", '
+             'text={"zh": "假", "en": "false"})]\n')
+    broken.write_text(source.replace(main, never + main))
     (tmp_path / "harness.py").write_text((ROOT / "experiments" / "harness.py").read_text())
     out = subprocess.run([sys.executable, str(broken)], capture_output=True, text=True)
-    assert out.returncode == 1
-    assert "FAIL  multires.p2.vanishing" in out.stdout
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "FAIL  multires.never" in out.stdout
+    assert out.stdout.count("PASS") == len(multires.CLAIMS)

@@ -28,17 +28,19 @@ BOX_DRAWING = re.compile("[\u2500-\u257f]")
 BUILT_KEYS = ("claims.held", "claims.refuted", "claims.passed", "claims.total")  # counted by the build
 
 
-def load(name: str):
-    sys.path.insert(0, str(ROOT / "experiments"))
-    spec = importlib.util.spec_from_file_location(f"course_{name}", ROOT / "experiments" / f"{name}.py")
+def load(name: str, root=ROOT):
+    sys.path.insert(0, str(root / "experiments"))
+    spec = importlib.util.spec_from_file_location(f"course_{name}", root / "experiments" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-def test_contract(name):
-    module = load(name)
+# Each check is a function of the course folder (and its built site), so that the same checks run on
+# a copy of the course with a lesson added (test_a_new_lesson_passes_the_course_checks).
+
+def check_contract(name: str, root=ROOT) -> None:
+    module = load(name, root)
     assert module.NAME == name
     assert (module.__doc__ or "").strip().splitlines()[0], "a docstring whose first line says what it measures"
     assert isinstance(module.PARAMS, dict) and module.CLAIMS
@@ -51,37 +53,50 @@ def test_contract(name):
             assert all(claim.note.get(lang) for lang in LANGUAGES), f"{claim.id}: say in its note why it may fail"
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-def test_runs_on_its_own(name):
-    script = ROOT / "experiments" / f"{name}.py"
-    done = subprocess.run([sys.executable, str(script), "--seed", "1"], capture_output=True, text=True, cwd=ROOT,
+def check_runs_on_its_own(name: str, root=ROOT) -> None:
+    script = root / "experiments" / f"{name}.py"
+    done = subprocess.run([sys.executable, str(script), "--seed", "1"], capture_output=True, text=True, cwd=root,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "FAIL" not in done.stdout and done.stdout.count("PASS") == len(load(name).CLAIMS)
+    assert "FAIL" not in done.stdout and done.stdout.count("PASS") == len(load(name, root).CLAIMS)
     done = subprocess.run([sys.executable, str(script), "--seed", "1", "--json"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+                          cwd=root, timeout=120)
     assert done.returncode == 0, done.stderr
     values = json.loads(done.stdout)
     assert values and all(key.startswith(name + ".") for key in values)
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-def test_every_claim_holds_on_every_seed_of_the_sweep(name, site):
+def check_sweep(name: str, site, root=ROOT) -> None:
     """The build swept the seeds; each summary row says on how many its claim held."""
+    config = yaml.safe_load((root / "content" / "site.yaml").read_text("utf-8"))
     manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
-    assert len(manifest["seeds"]) == CONFIG.get("seeds", 20)
+    assert len(manifest["seeds"]) == config.get("seeds", 20)
     rows = {}
     for page in site.rglob("*.html"):
         for key, seeds, held in re.findall(r'<tr id="[^"]+" data-claim="([^"]+)" data-passed="true" '
                                            r'data-seeds="(\d+)" data-held="(\d+)"', page.read_text("utf-8")):
             rows[key] = (int(seeds), int(held))
-    claims = load(name).CLAIMS
-    for claim in claims:
+    for claim in load(name, root).CLAIMS:
         key = f"{name}.{claim.id}"
         assert key in rows, f"{key} is shown in no verification summary"
         seeds, held = rows[key]
         assert seeds == len(manifest["seeds"])
         assert held >= claim.holds_on * seeds and (claim.holds_on < 1 or held == seeds), (key, held, seeds)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_contract(name):
+    check_contract(name)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_runs_on_its_own(name):
+    check_runs_on_its_own(name)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_claim_holds_on_every_seed_of_the_sweep(name, site):
+    check_sweep(name, site)
 
 
 # --- the pages ---------------------------------------------------------------------------------------
@@ -127,8 +142,7 @@ def audit_list(html: str) -> list[tuple[str, str, str]]:
     return entries
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_page_exists_in_every_language_with_lang_and_alternates(site, page):
+def check_page_languages(site, page: str) -> None:
     up = "../" * (page.count("/") + 1)
     for lang in LANGUAGES:
         path = site / lang / f"{page}.html"
@@ -140,8 +154,7 @@ def test_every_page_exists_in_every_language_with_lang_and_alternates(site, page
         assert alternates == {TAGS[other]: f"{up}{other}/{page}.html" for other in LANGUAGES}, f"{lang}/{page}"
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_language_has_the_same_sections_values_and_audit_marks(site, page):
+def check_page_parity(site, page: str) -> None:
     def sections(html):
         return [attrs["id"] for tag, attrs in tags(html) if tag in ("h2", "h3") and "id" in attrs]
 
@@ -159,10 +172,9 @@ def test_every_language_has_the_same_sections_values_and_audit_marks(site, page)
         assert statuses(html) == statuses(source), f"{lang}/{page}: audit statuses differ from {SOURCE}"
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-def test_every_shown_value_is_what_the_experiment_prints(site, name):
+def check_shown_values(name: str, site, root=ROOT) -> None:
     seed = json.loads((site / "lessonkit.json").read_text("utf-8"))["seed"]
-    truth = measured(name, seed)
+    truth = measured(name, seed, root)
     compared = 0
     for path in sorted(site.rglob("*.html")):
         for _, attrs in tags(path.read_text("utf-8")):
@@ -177,6 +189,21 @@ def test_every_shown_value_is_what_the_experiment_prints(site, name):
             assert json.loads(attrs["data-value"]) == expected, f"{path.relative_to(site)}: {key}"
             compared += 1
     assert compared, f"no page shows a value of {name}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_exists_in_every_language_with_lang_and_alternates(site, page):
+    check_page_languages(site, page)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_language_has_the_same_sections_values_and_audit_marks(site, page):
+    check_page_parity(site, page)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_shown_value_is_what_the_experiment_prints(site, name):
+    check_shown_values(name, site)
 
 
 def test_check_passes_on_the_real_site(site):
@@ -273,3 +300,36 @@ def test_glossary_pages_pair_every_term_with_its_counterparts(site, lang):
         for other in LANGUAGES:
             if other != lang:
                 assert f'lang="{TAGS[other]}">{entry[other]}</span>' in term, (entry["id"], other, term)
+
+
+# --- a new lesson --------------------------------------------------------------------------------------
+
+def test_a_new_lesson_passes_the_course_checks(course):
+    """The issue's acceptance: `build.py new lesson-l6 --experiment saturation` in a copy of the course,
+    then `build.py --check` passes, and the checks above, which read site.yaml, take the new lesson in."""
+    page = next(p for p in ("lesson-l6", *(f"lesson-new-{i}" for i in range(100))) if p not in PAGES)
+    name = next(n for n in ("saturation", *(f"saturation_{i}" for i in range(100))) if n not in EXPERIMENTS)
+    done = subprocess.run([sys.executable, str(ROOT / "build.py"), "new", page, "--experiment", name,
+                           "--root", str(course)], capture_output=True, text=True, cwd=course)
+    assert done.returncode == 0, done.stdout + done.stderr
+    config = yaml.safe_load((course / "content" / "site.yaml").read_text("utf-8"))
+    assert config["experiments"] == [*EXPERIMENTS, name]
+    assert [str(p) for p in config["pages"]] == [*PAGES, page]
+
+    out = course / "site"
+    result = run_build("--check", "--out", out, root=course)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "check: no problems" in result.stdout
+
+    check_contract(name, course)
+    check_runs_on_its_own(name, course)
+    check_sweep(name, out, course)
+    check_shown_values(name, out, course)
+    for each in (*PAGES, page):
+        check_page_languages(out, each)
+        check_page_parity(out, each)
+    for lang in LANGUAGES:
+        test_every_audit_mark_is_in_the_pages_audit_list(out, page, lang)
+        test_verified_partly_and_refuted_marks_name_claims_that_passed_on_the_page(out, page, lang)
+        test_cited_statements_name_authors_year_and_title(out, page, lang)
+    assert json.loads((out / "lessonkit.json").read_text("utf-8"))["unaccounted"] == []

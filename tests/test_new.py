@@ -1,0 +1,136 @@
+"""`build.py new PAGE [--experiment NAME]` on fixture courses: it starts a page in every language (and an
+experiment with a figure recipe), registers them in site.yaml whatever the style of its lists, the result
+builds and passes --check at once, and it never overwrites anything."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, make_course, run_build, snapshot
+
+BLOCK = "experiments:\n  - tiny  # the only experiment\npages:\n  - page  # in reading order\n"
+
+
+def new(root, *args):
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "new", *map(str, args), "--root", str(root)],
+                          capture_output=True, text=True, cwd=root)
+
+
+def check(root):
+    return run_build("--no-search", "--seeds", "2", "--check", "--strict", "--out", root / "site", root=root)
+
+
+def course(tmp_path, style: str):
+    root = make_course(tmp_path / style)
+    if style == "block":
+        config = root / "content" / "site.yaml"
+        text = config.read_text("utf-8")
+        assert "experiments: [tiny]\npages: [page]\n" in text
+        config.write_text(text.replace("experiments: [tiny]\npages: [page]\n", BLOCK), "utf-8")
+    return root
+
+
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_new_page_with_an_experiment_builds_and_checks_at_once(tmp_path, style):
+    root = course(tmp_path, style)
+    done = new(root, "chapter-2/intro", "--experiment", "saturation")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    config = yaml.safe_load((root / "content" / "site.yaml").read_text("utf-8"))
+    assert config["pages"] == ["page", "chapter-2/intro"]
+    assert config["experiments"] == ["tiny", "saturation"]
+    text = (root / "content" / "site.yaml").read_text("utf-8")
+    if style == "block":
+        assert "# the only experiment" in text and "# in reading order" in text  # comments are kept
+    else:
+        assert "experiments: [tiny, saturation]" in text and "pages: [page, chapter-2/intro]" in text
+    for rel in ("content/zh/chapter-2/intro.md", "content/en/chapter-2/intro.md", "experiments/saturation.py",
+                "figures/saturation.py"):
+        assert (root / rel).is_file(), rel
+        assert rel in done.stdout, f"{rel} is not named in what new printed"
+    # The translation records the source it was made from: no "translation is behind" even with --strict.
+    zh = (root / "content/zh/chapter-2/intro.md").read_bytes()
+    assert f"translated_from: {hashlib.sha256(zh).hexdigest()[:12]}" in (root / "content/en/chapter-2/intro.md").read_text()
+    result = check(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "check: no problems" in result.stdout
+    html = (root / "site/en/chapter-2/intro.html").read_text("utf-8")
+    assert 'data-key="saturation.std"' in html and 'data-claim="saturation.std" data-passed="true"' in html
+    assert (root / "site/figures/saturation.summary.en.svg").is_file()
+    # The new experiment runs on its own, as test_course.py runs every listed experiment.
+    alone = subprocess.run([sys.executable, str(root / "experiments/saturation.py"), "--seed", "1"],
+                           capture_output=True, text=True)
+    assert alone.returncode == 0 and "PASS" in alone.stdout and "FAIL" not in alone.stdout, alone.stdout
+
+
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_new_page_without_an_experiment(tmp_path, style):
+    root = course(tmp_path, style)
+    done = new(root, "appendix")
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((root / "content" / "site.yaml").read_text("utf-8"))
+    assert config["pages"] == ["page", "appendix"] and config["experiments"] == ["tiny"]
+    assert not (root / "experiments" / "appendix.py").exists()
+    result = check(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _listed_page(root):
+    return ("page",)
+
+
+def _page_file_exists(root):
+    (root / "content/en/extra.md").write_text("---\ntitle: mine\n---\n\nMy own text.\n", "utf-8")
+    return ("extra",)
+
+
+def _listed_experiment(root):
+    return ("extra", "--experiment", "tiny")
+
+
+def _experiment_file_exists(root):
+    (root / "experiments/mine.py").write_text("# my own experiment\n", "utf-8")
+    return ("extra", "--experiment", "mine")
+
+
+def _figure_recipe_exists(root):
+    (root / "figures/mine.py").write_text("# my own figures\n", "utf-8")
+    return ("extra", "--experiment", "mine")
+
+
+def _not_a_page_path(root):
+    return ("../outside",)
+
+
+def _not_a_python_name(root):
+    return ("extra", "--experiment", "my-experiment")
+
+
+REFUSALS = [
+    (_listed_page, "content/site.yaml", "already lists this page"),
+    (_page_file_exists, "content/en/extra.md", "content/en/extra.md exists; nothing was written"),
+    (_listed_experiment, "", "'tiny': content/site.yaml already lists it"),
+    (_experiment_file_exists, "experiments/mine.py", "experiments/mine.py exists; nothing was written"),
+    (_figure_recipe_exists, "figures/mine.py", "figures/mine.py exists; nothing was written"),
+    (_not_a_page_path, "", "expected a page path"),
+    (_not_a_python_name, "", "a Python name"),
+]
+
+
+@pytest.mark.parametrize("style", ["flow", "block"])
+@pytest.mark.parametrize("setup, where, message", REFUSALS, ids=[r[0].__name__.strip("_") for r in REFUSALS])
+def test_new_refuses_to_overwrite_anything(tmp_path, style, setup, where, message):
+    root = course(tmp_path, style)
+    args = setup(root)
+    before = snapshot(root)
+    done = new(root, *args)
+    assert done.returncode == 1, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"error: {where}"), lines[0]
+    assert message in lines[0], lines[0]
+    assert snapshot(root) == before, "nothing is written when new refuses"

@@ -226,6 +226,22 @@ def test_no_box_drawing_characters_in_any_page(site):
         assert not BOX_DRAWING.search(md.read_text("utf-8")), md.relative_to(ROOT)
 
 
+def test_every_formula_of_the_course_converts_without_run_together_names():
+    """Every formula of the pages, as the build converts it (inline and display); tests/formulas.py says what
+    run together means. The browser checks lay every one out on its page."""
+    from formulas import course_formulas, typesetting_problems
+
+    from lessonkit.mdplugins.math import tex_to_mathml
+
+    bad = []
+    for tex in course_formulas(ROOT):
+        for display in (False, True):
+            mathml = tex_to_mathml(tex, display)
+            if not mathml.startswith("<math") or typesetting_problems(mathml):
+                bad.append(f"{tex!r} ({'display' if display else 'inline'}): {typesetting_problems(mathml)}")
+    assert not bad, "\n".join(bad)
+
+
 # --- the claims audit ----------------------------------------------------------------------------------
 
 REFERENCES_FILE = ROOT / "content" / "references.yaml"

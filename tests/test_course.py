@@ -249,11 +249,11 @@ REFERENCES = yaml.safe_load(REFERENCES_FILE.read_text("utf-8")) if REFERENCES_FI
 
 
 def names_a_source(entry: str) -> bool:
-    """An audit-list entry names a source: its authors, year and title."""
+    """An audit-list entry names a source: its authors, year (when it has one) and title."""
     from html import unescape
 
     text = unescape(entry)
-    return any(str(ref["authors"]) in text and str(ref["year"]) in text and str(ref["title"]) in text
+    return any(all(str(ref[field]) in text for field in ("authors", "year", "title") if ref.get(field) is not None)
                for ref in (REFERENCES or {}).values())
 
 

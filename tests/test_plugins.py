@@ -9,6 +9,7 @@ from lessonkit import markdown
 from lessonkit.claims import Claim, Measurements
 from lessonkit.errors import BuildError
 from lessonkit.mdplugins import fill_figure_slots
+from lessonkit.mdplugins.outline import strip_markers
 from lessonkit.model import Page
 from lessonkit.render import load_strings
 
@@ -33,6 +34,8 @@ def render(md: str, lang: str = "en", body_line: int = 5, slugs=("a", "dir/b"), 
     page = Page(slug, lang, Path(f"content/{lang}/{slug}.md"), {"title": "T"}, md, body_line, "0" * 12)
     inputs = markdown.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {})
     body, collected = markdown.to_html(page, inputs)
+    # As render.py puts a page together: figure sizes filled in, the block markers (for side-by-side pages) gone.
+    body = strip_markers(body)
     return fill_figure_slots(body, sizes or {(f, lang): (600, 300) for f, _ in collected.figures}, lang), collected
 
 

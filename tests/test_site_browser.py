@@ -66,12 +66,16 @@ PAGES = discover_pages()
 TOC_PAGES = _DISCOVERED["toc"]
 SWITCH_PAGES = _DISCOVERED["switch"]
 HINT_PAGES = _DISCOVERED["hints"]
+LANGUAGE_FOLDERS = tuple(f"{lang}/" for lang in _DISCOVERED.get("config", {}).get("languages", []))
 # One page per language with a glossary term: the first in the site's order.
-TERM_PAGES = list({rel.partition("/")[0]: rel for rel in reversed(_DISCOVERED["terms"])}.values())[::-1]
+TERM_PAGES = list({rel.partition("/")[0]: rel for rel in reversed(_DISCOVERED["terms"])
+                   if rel.startswith(LANGUAGE_FOLDERS)}.values())[::-1]
 
 
-def test_every_page_but_the_bilingual_home_has_a_language_switch():
-    assert sorted(set(PAGES) - set(SWITCH_PAGES)) == ["index.html"]
+def test_every_page_in_a_language_has_a_language_switch():
+    """The bilingual home and the side-by-side pages, which show both languages, have none."""
+    assert {rel for rel in PAGES if rel.startswith(LANGUAGE_FOLDERS)} == set(SWITCH_PAGES)
+    assert "index.html" not in SWITCH_PAGES
 
 
 def test_every_course_page_with_sections_has_a_contents_list():

@@ -105,7 +105,10 @@ def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
     assert row, "the summary's value carries its range"
     assert json.loads(row.group(1)) == means[0]
     assert (json.loads(row.group(2)), json.loads(row.group(3))) == (min(means), max(means))
-    shown = f"{min(means):.2f} – {max(means):.2f} over 5 seeds".replace("-", "−")
+    # Each end as a value is shown by default (two decimals, or two significant digits below 0.1).
+    from lessonkit.numbers import format_number
+
+    shown = f"{format_number(min(means))} – {format_number(max(means))} over 5 seeds".replace("-", "−")
     assert shown in html
     assert "the same on all 5 seeds" in html  # tiny.n does not vary
 

@@ -244,7 +244,7 @@ def make_big_course(root: Path, pages: int, languages=("zh", "en")) -> Path:
         (course / "content" / lang / "page.md").unlink(missing_ok=True)
     for i, name in enumerate(names):
         body = (f"## Part {i} {{#part}}\n\nThe mean {{val}}`tiny.mean` of {{val}}`tiny.n` draws, $x_{i}^2 + \\frac{{a}}{{b}}$.\n\n"
-                f"| k | v |\n|---|---|\n| a | b |\n\n```python\nvalue = {i} * 2\n```\n\n### More {{#more}}\n\nText {i}.\n")
+                f"| k | v |\n|---|---|\n| a | b |\n\n```python\nvalue = {i} * 2\n```\n\n### More {{#more}}\n\nText {name}.\n")
         zh = f"---\ntitle: 第 {i} 页\n---\n\n{body}"
         (course / "content" / "zh" / f"{name}.md").write_text(zh, "utf-8")
         digest = hashlib.sha256(zh.encode("utf-8")).hexdigest()[:12]

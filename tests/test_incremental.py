@@ -25,7 +25,7 @@ def test_a_series_of_edits_builds_incrementally_what_a_clean_build_makes(book, t
     assert again.returncode == 0 and "nothing changed" in again.stdout
 
     steps = [
-        ("content/zh/p001.md", "Text 1.", "Text 1, really."),  # one page's text
+        ("content/zh/p001.md", "Text p001.", "Text p001, really."),  # one page's text
         ("content/en/p002.md", "title: Page 2", "title: Page 2 —"),  # a title: neighbours' links change
         ("templates/i18n/en.yaml", "exercise: Exercise", "exercise: Task"),  # interface strings: every English page
         ("experiments/tiny.py", '"n": 64', '"n": 65'),  # values and figures change
@@ -61,7 +61,7 @@ def test_the_edits_change_what_they_should(book, tmp_path):
 def test_an_edit_renders_only_the_pages_that_depend_on_it(book, tmp_path):
     out = tmp_path / "site"
     assert build(book, out).returncode == 0
-    edit(book, "content/zh/p003.md", "Text 3.", "Text 3, again.")
+    edit(book, "content/zh/p003.md", "Text p003.", "Text p003, again.")
     result = build(book, out)
     # The page itself, and its English twin, which is now a translation behind its source.
     assert "(2 rendered," in result.stdout, result.stdout
@@ -78,7 +78,7 @@ def test_two_builds_of_the_same_commit_are_byte_identical(book, tmp_path):
 def test_a_cached_build_imports_neither_numpy_nor_matplotlib(book, tmp_path):
     out = tmp_path / "site"
     assert build(book, out).returncode == 0
-    edit(book, "content/zh/p001.md", "Text 1.", "Text 1!")  # a real rebuild, all caches warm
+    edit(book, "content/zh/p001.md", "Text p001.", "Text p001!")  # a real rebuild, all caches warm
     proc = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "build.py"), "--root", str(book),
                            "--out", str(out), "--seeds", "3", "--no-search"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

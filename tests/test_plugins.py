@@ -171,6 +171,19 @@ def test_audited_claims_all_three_statuses():
     assert "malformed span attributes" in error_of("[x]{.claim audit=verified key=exp.vanish}")
 
 
+def test_an_audit_entry_names_its_statement_with_math_and_values_but_nothing_interactive():
+    src = ('[$x^2$ falls to {val}`exp.ratio` in `f` with **care**, [see](#top) '
+           '[here]{.term key=mha}]{.claim audit=unverified why="w"}')
+    _, ctx = render(src, glossary=GLOSSARY)
+    label = ctx.audits[0]["label"]
+    assert label.startswith('<math alttext="x^2">') and "</math> falls to 1.1 × 10⁻⁷ in <code>f</code>" in label
+    assert "<strong>care</strong>" in label and "see" in label and "here" in label
+    assert not re.search(r"<(a|button|span)\b|\bid=", label), label  # it sits inside a link; ids would repeat
+    assert ctx.audits[0]["name"] == ""  # its words name the link
+    _, ctx = render('[$x^2 \\le 1$]{.claim audit=unverified}')
+    assert ctx.audits[0]["name"] == "x^2 \\le 1"  # a link's name leaves MathML out: the formula's LaTeX names it
+
+
 # links -------------------------------------------------------------------------
 
 def test_md_links_become_html_and_are_checked():

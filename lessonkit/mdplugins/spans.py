@@ -7,6 +7,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.attrs import attrs_plugin
 
+from .. import shown
 from ..errors import BuildError
 from .lines import line_of
 
@@ -94,9 +95,7 @@ def spans_plugin(md: MarkdownIt) -> None:
                             tip = _term(ctx, token, text)
                             out.insert(close, _html(tip))
                         elif "claim" in classes:
-                            # The audit list repeats the statement as rendered (values, math and all).
-                            html = state.md.renderer.renderInline(out[i + 1:close], state.md.options, state.env)
-                            badge = _audit(ctx, token, text, html)
+                            badge = _audit(ctx, token, *_label(state, out[i + 1:close]))
                             after = out[close + 1] if close + 1 < len(out) else None
                             closing = ctx.strings["closing"]
                             if after is not None and after.type == "text" and after.content[:1] \
@@ -133,7 +132,38 @@ def _term(ctx, token, text: str) -> str:
     return f'<span class="term-tip" role="tooltip" id="{tip_id}">{others}</span>'
 
 
-def _audit(ctx, token, text: str, html: str) -> str:
+# What a statement keeps when the audit list and its panel name it: no links, marks or tooltips (the
+# name is itself a link), no ids (they would repeat).
+_LABEL_TOKENS = {"text", "code_inline", "math_inline", "softbreak", "strong_open", "strong_close",
+                 "em_open", "em_close", "s_open", "s_close"}
+
+
+def _label(state, children) -> tuple[str, str]:
+    """The statement as its audit entry names it: words, values as shown and math, nothing interactive.
+
+    Second, a spoken name for a statement that is all math: a link's name leaves MathML out, so such an
+    entry would be an empty link to a screen reader; it is read as the formula's LaTeX instead."""
+    ctx = state.env["ctx"]
+    kept, words = [], []
+    for t in children:
+        if t.type == "myst_role" and t.meta.get("name") == "val":
+            key, _, spec = t.content.strip().partition(":")
+            m = ctx.measurements
+            number = Token("text", "", 0)
+            number.content = shown.text(m, ctx.strings, key.strip(), m.value(key.strip()), spec.strip() or None)
+            kept.append(number)
+            words.append(number.content)
+        elif t.type in _LABEL_TOKENS:
+            kept.append(t)
+            if t.type in ("text", "code_inline"):
+                words.append(t.content)
+    html = state.md.renderer.renderInline(kept, state.md.options, state.env)
+    if "".join(words).strip():
+        return html, ""
+    return html, " ".join(t.content.strip() if t.type == "math_inline" else t.content for t in kept).strip()
+
+
+def _audit(ctx, token, label: str, name: str) -> str:
     status = token.attrGet("audit")
     if status not in AUDITS:
         raise BuildError(f"audit must be one of {', '.join(AUDITS)}, got {status!r}")
@@ -143,7 +173,7 @@ def _audit(ctx, token, text: str, html: str) -> str:
     if missing:
         raise BuildError(f"audit={status} needs {' and '.join(missing)}")
     n = len(ctx.out.audits) + 1
-    entry = {"n": n, "status": status, "text": text, "html": html, "id": f"audit-{n}",
+    entry = {"n": n, "status": status, "label": label, "name": name, "id": f"audit-{n}",
              "why": token.attrGet("why") or "", "scope": token.attrGet("scope") or "", "claims": [],
              "ref": None, "ref_key": "", "at": ""}
     for key in (token.attrGet("key") or "").replace(",", " ").split():

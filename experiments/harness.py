@@ -130,9 +130,13 @@ def check_values(values: dict) -> None:
         flat = value if isinstance(value, list) else [value]
         for x in flat:
             if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise TypeError(f"value {key!r} is {type(x).__name__}, expected a number")
-            if not math.isfinite(x):
-                raise ValueError(f"value {key!r} is not finite ({x})")
+                error = TypeError(f"value {key!r} is {type(x).__name__}, expected a number")
+            elif not math.isfinite(x):
+                error = ValueError(f"value {key!r} is not finite ({x})")
+            else:
+                continue
+            error.key = key
+            raise error
 
 
 def plain(value):
@@ -185,10 +189,14 @@ def value_lines(module, keys) -> dict:
     return {k: line for k, line in found.items() if line}
 
 
-def _claim_error(claim: Claim, message: str) -> ValueError:
-    error = ValueError(f"claim {claim.id!r}: {message}")
-    error.claim_line = claim.line  # where the build's error message points
+def _located(error: Exception, line: int | None) -> Exception:
+    """The harness's own message, with the line of the experiment file the build's error points at."""
+    error.source_line = line
     return error
+
+
+def _claim_error(claim: Claim, message: str) -> ValueError:
+    return _located(ValueError(f"claim {claim.id!r}: {message}"), claim.line)
 
 
 def measure(module, seed: int) -> dict:
@@ -201,10 +209,14 @@ def measure(module, seed: int) -> dict:
     elapsed = time.perf_counter() - start
     bounds = {k: [v.op, v.limit] for k, v in raw.items() if isinstance(v, Bound)}
     values = {k: plain(v.value if isinstance(v, Bound) else v) for k, v in raw.items()}
-    check_values(values)
+    try:
+        check_values(values)
+    except (TypeError, ValueError) as exc:
+        raise _located(exc, value_lines(module, [exc.key]).get(exc.key)) from None
     for key, (op, limit) in bounds.items():
         if not Bound(values[key], op, limit).holds():
-            raise ValueError(f"value {key!r} = {values[key]!r} is shown as {op} {limit:g}, which it is not")
+            raise _located(ValueError(f"value {key!r} = {values[key]!r} is shown as {op} {limit:g}, which it is not"),
+                           value_lines(module, [key]).get(key))
     claims = []
     for claim in module.CLAIMS:
         missing = [key for key in claim.shows if key not in values]

@@ -169,7 +169,8 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
         if not (root / "templates" / "i18n" / f"{lang}.yaml").is_file():
             known = sorted(p.stem for p in (root / "templates" / "i18n").glob("*.yaml"))
             raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
-                             f"the course has {', '.join(known) or 'none'}", *at("languages"))
+                             f"interface strings exist for {', '.join(known) or 'no language'}: copy one to "
+                             f"templates/i18n/{lang}.yaml and translate it", *at("languages"))
     source = config.setdefault("source_language", languages[0])
     if source not in languages:
         raise BuildError(f"source_language {source!r} is not one of the languages {languages}",
@@ -244,7 +245,7 @@ def load_site(root: Path, base_url: str | None = None) -> Site:
         folder = content / lang
         found = {p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.md")} if folder.is_dir() else set()
         if not found:
-            raise BuildError(f"content/{lang} has no pages", f"content/{lang}")
+            raise BuildError("no pages: write each page of site.yaml's pages here as <page>.md", f"content/{lang}")
         for slug in sorted(found - listed):
             raise BuildError("page is not listed in content/site.yaml 'pages'", f"content/{lang}/{slug}.md")
         for slug in config["pages"]:

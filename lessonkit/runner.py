@@ -20,9 +20,8 @@ from pathlib import Path
 
 def _line_in(exc: BaseException, path: Path) -> int | None:
     """The deepest line of the experiment file in the traceback (or the claim's line)."""
-    line = getattr(exc, "claim_line", None)
-    if line:
-        return line
+    if hasattr(exc, "source_line"):  # the harness's own error about a claim or a value
+        return exc.source_line
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
         return exc.lineno
     found = None
@@ -53,7 +52,7 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         name = type(exc).__name__
         message = f"{name}: {exc}" if str(exc) else name
-        if getattr(exc, "claim_line", None):  # the harness's own message about a claim
+        if hasattr(exc, "source_line"):  # the harness's own message about a claim or a value
             message = str(exc)
         if isinstance(exc, SystemExit):
             message = f"the experiment called exit({exc.code!r})"

@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
 from .content import _slug_ok, digest, load_config, read_text
 from .errors import BuildError
+
+SITE = "content/site.yaml"
 
 EXPERIMENT = '''"""{name}: the spread of {{n}} standard-normal draws (replace with what this experiment measures).
 
@@ -101,22 +105,47 @@ def _page_text(lang: str, name: str | None) -> tuple[str, str]:
     return f"title: {title}\ndescription: {description}\n", body
 
 
+def _list_node(text: str, key: str):
+    """The node of a top-level key of site.yaml (positions and all, comments kept in the text), or None."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise BuildError(f"cannot read it: {getattr(exc, 'problem', exc)}", SITE, mark.line + 1 if mark else None) from None
+    if not isinstance(root, yaml.MappingNode):
+        raise BuildError("expected a mapping (title:, languages:, pages: …)", SITE)
+    return next(((k, v) for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+
+
 def _append_to_list(text: str, key: str, item: str) -> str:
-    """Add an item to a top-level YAML list in site.yaml, keeping its style (flow or block) and comments."""
-    flow = re.search(rf"(?m)^{key}:[ \t]*\[(.*)\][ \t]*$", text)
-    if flow:
-        inner = flow.group(1).strip()
-        return text[:flow.start(1)] + (f"{inner}, {item}" if inner else item) + text[flow.end(1):]
-    block = re.search(rf"(?m)^{key}:[ \t]*\n((?:[ \t]+-.*\n?|[ \t]*#.*\n?)*)", text)
-    if block:
-        items = block.group(1)
-        indent = re.match(r"([ \t]*)-", items).group(1) if items.strip() else "  "
-        end = block.start(1) + len(items.rstrip("\n")) + (1 if items.strip() else 0)
-        insert = ("" if items.endswith("\n") or not items else "\n") + f"{indent}- {item}\n"
-        return text[:end] + insert + text[end:]
-    if re.search(rf"(?m)^{key}:", text):
-        raise BuildError(f"cannot add {item!r} to '{key}': write it as a list", "content/site.yaml")
-    return text.rstrip("\n") + f"\n{key}: [{item}]\n"
+    """Add an item to a top-level list of site.yaml, keeping its style (flow or block), layout and comments."""
+    found = _list_node(text, key)
+    if found is None:
+        return text.rstrip("\n") + f"\n{key}: [{item}]\n"
+    name, node = found
+    if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):  # `pages:` with nothing yet
+        at = name.end_mark.index + 1  # after the colon
+        return text[:at] + f" [{item}]" + text[at:]
+    if not isinstance(node, yaml.SequenceNode):
+        raise BuildError(f"cannot add {item!r} to '{key}': write it as a list", SITE, name.start_mark.line + 1)
+    for entry in node.value:
+        if isinstance(entry, yaml.ScalarNode) and entry.value == item:
+            raise BuildError(f"'{key}' already lists {item!r}", SITE, entry.start_mark.line + 1)
+    if node.flow_style:
+        if node.value:
+            at = node.value[-1].end_mark.index
+            return text[:at] + f", {item}" + text[at:]
+        at = text.rindex("]", 0, node.end_mark.index)
+        return text[:at] + item + text[at:]
+    # A block list: a new line after the last item's, with its dash where the last item's is.
+    last = node.value[-1]
+    line_start = text.rfind("\n", 0, last.start_mark.index) + 1
+    indent = text[line_start:text.index("-", line_start)]
+    end = last.end_mark.index
+    if last.end_mark.column:  # not already at the start of the next line
+        newline = text.find("\n", end)
+        end = len(text) if newline < 0 else newline + 1
+    return text[:end] + ("" if text[:end].endswith("\n") else "\n") + f"{indent}- {item}\n" + text[end:]
 
 
 def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
@@ -125,52 +154,53 @@ def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
     slug = slug.removesuffix(".md")
     if not _slug_ok(slug) or not re.fullmatch(r"[\w/-]+", slug):
         raise BuildError(f"new {slug!r}: expected a page path such as lesson-l6 or chapter-4/intro")
-    if slug in config["pages"]:
-        raise BuildError(f"new {slug!r}: content/site.yaml already lists this page", "content/site.yaml")
     languages, source = config["languages"], config["source_language"]
     paths = {lang: root / "content" / lang / f"{slug}.md" for lang in languages}
+    if experiment is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", experiment):
+        raise BuildError(f"--experiment {experiment!r}: a Python name (letters, digits, _)")
+    # site.yaml's new text first: if it cannot be edited, nothing is written.
+    config_path = root / "content" / "site.yaml"
+    text = _append_to_list(read_text(config_path, SITE), "pages", slug)
     made = [p for p in paths.values() if p.exists()]
     if experiment is not None:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", experiment):
-            raise BuildError(f"--experiment {experiment!r}: a Python name (letters, digits, _)")
-        if experiment in config["experiments"]:
-            raise BuildError(f"--experiment {experiment!r}: content/site.yaml already lists it", "content/site.yaml")
+        text = _append_to_list(text, "experiments", experiment)
         made += [p for p in (root / "experiments" / f"{experiment}.py", root / "figures" / f"{experiment}.py")
                  if p.exists()]
         if not (root / "experiments" / "harness.py").is_file():
             raise BuildError("experiments/harness.py is missing: an experiment needs it", "experiments")
     if made:
-        raise BuildError(f"new {slug!r}: {made[0].relative_to(root)} exists; nothing was written", made[0].relative_to(root))
+        raise BuildError(f"new {slug!r}: it exists; nothing was written", made[0].relative_to(root))
+    added = yaml.safe_load(text)
+    if added["pages"][-1] != slug or (experiment and added["experiments"][-1] != experiment):
+        raise BuildError(f"cannot add {slug!r} to its lists without changing their meaning; add it by hand", SITE)
 
-    written = []
+    files = {}
     meta, body = _page_text(source, experiment)
     source_text = f"---\n{meta}---\n\n{body}"
-    for lang in [source, *[lang for lang in languages if lang != source]]:
+    for lang in languages:
         if lang == source:
-            text = source_text
+            files[paths[lang]] = source_text
         else:
             meta, body = _page_text(lang, experiment)
-            text = f"---\n{meta}translated_from: {digest(source_text)}\n---\n\n{body}"
-        paths[lang].parent.mkdir(parents=True, exist_ok=True)
-        with open(paths[lang], "x", encoding="utf-8", newline="") as f:
-            f.write(text)
-        written.append(paths[lang])
-    config_path = root / "content" / "site.yaml"
-    text = _append_to_list(read_text(config_path, "content/site.yaml"), "pages", slug)
+            files[paths[lang]] = f"---\n{meta}translated_from: {digest(source_text)}\n---\n\n{body}"
     if experiment:
         texts = "{" + ", ".join(f'"{lang}": {CLAIM_TEXT.get(lang, CLAIM_TEXT["en"])!r}' for lang in languages) + "}"
         labels = "{" + ", ".join(f'"{lang}": {FIGURE_LABELS.get(lang, FIGURE_LABELS["en"])!r}'
                                  for lang in languages) + "}"
-        for path, source_code in ((root / "experiments" / f"{experiment}.py",
-                                   EXPERIMENT.format(name=experiment, texts=texts)),
-                                  (root / "figures" / f"{experiment}.py",
-                                   FIGURES.format(name=experiment, page=slug, labels=labels))):
+        files[root / "experiments" / f"{experiment}.py"] = EXPERIMENT.format(name=experiment, texts=texts)
+        files[root / "figures" / f"{experiment}.py"] = FIGURES.format(name=experiment, page=slug, labels=labels)
+    written = []
+    try:
+        for path, content in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8") as f:
-                f.write(source_code)
+            with open(path, "x", encoding="utf-8", newline="") as f:  # "x": never overwrite
+                f.write(content)
             written.append(path)
-        text = _append_to_list(text, "experiments", experiment)
-    config_path.write_text(text, "utf-8")
+        config_path.write_text(text, "utf-8")
+    except OSError as exc:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise BuildError(f"new {slug!r}: cannot write {exc.filename}: {exc.strerror}; nothing was kept") from None
     load_config(root)  # what was added reads back
 
     rel = [str(p.relative_to(root)) for p in written]

@@ -49,8 +49,7 @@ def _experiment_raises(root):
 
 
 def _experiment_returns_nan(root):
-    edit(root, EXPERIMENT, '"mean": float(x.mean()),', '"mean": float("nan"),')
-    return EXPERIMENT, None
+    return EXPERIMENT, edit(root, EXPERIMENT, '"mean": float(x.mean()),', '"mean": float("nan"),')
 
 
 def _experiment_syntax_error(root):
@@ -159,7 +158,7 @@ CASES = [
     (_failing_claim, "claim tiny.mean failed on seed 0, the seed the pages show: criterion failed: "
                      "mean > 1; measured tiny.mean ="),
     (_experiment_raises, "experiment tiny failed (seed 0): RuntimeError: boom"),
-    (_experiment_returns_nan, "experiment tiny failed (seed 0): ValueError: value 'mean' is not finite (nan)"),
+    (_experiment_returns_nan, "experiment tiny failed (seed 0): value 'mean' is not finite (nan)"),
     (_experiment_syntax_error, "experiment tiny failed: SyntaxError"),
     (_latex_unbalanced, "LaTeX has unbalanced braces"),
     (_latex_unknown_command, "unknown LaTeX command \\foo"),
@@ -174,14 +173,15 @@ CASES = [
     (_link_to_missing_page, "link to a page that does not exist: 'lesson-l2.md'"),
     (_path_escapes_content, "is not a path inside content/"),
     (_link_escapes_content, "leaves content/"),
-    (_empty_content_folder, "content/en has no pages"),
+    (_empty_content_folder, "content/en: no pages: write each page"),
     (_unlisted_page, "page is not listed in content/site.yaml"),
     (_unknown_glossary_term, "glossary term '低秩子空间' is not in content/glossary.yaml"),
     (_unknown_role, "unknown role {value}"),
     (_figure_recipe_raises, "figure 'tiny.bars' (zh) failed: ZeroDivisionError"),
     (_claim_shows_unknown_value, "experiment tiny failed (seed 0): claim 'mean': shows 'maen', "
                                  "which run() does not return"),
-    (_unknown_language, "language 'fr' has no interface strings (templates/i18n/fr.yaml)"),
+    (_unknown_language, "language 'fr' has no interface strings (templates/i18n/fr.yaml); interface strings "
+                       "exist for en, zh: copy one to templates/i18n/fr.yaml and translate it"),
 ]
 
 

@@ -5,6 +5,7 @@ builds and passes --check at once, and it never overwrites anything."""
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 
@@ -110,12 +111,21 @@ def _not_a_python_name(root):
     return ("extra", "--experiment", "my-experiment")
 
 
+def _pages_not_a_list(root):
+    config = root / "content" / "site.yaml"
+    text = config.read_text("utf-8")
+    config.write_text(text.replace("pages: [page]", "pages: page").replace("pages:\n  - page  # in reading order",
+                                                                          "pages: page"), "utf-8")
+    return ("extra", "--experiment", "mine")
+
+
 REFUSALS = [
-    (_listed_page, "content/site.yaml", "already lists this page"),
-    (_page_file_exists, "content/en/extra.md", "content/en/extra.md exists; nothing was written"),
-    (_listed_experiment, "", "'tiny': content/site.yaml already lists it"),
-    (_experiment_file_exists, "experiments/mine.py", "experiments/mine.py exists; nothing was written"),
-    (_figure_recipe_exists, "figures/mine.py", "figures/mine.py exists; nothing was written"),
+    (_listed_page, "content/site.yaml:", "'pages' already lists 'page'"),
+    (_page_file_exists, "content/en/extra.md: ", "new 'extra': it exists; nothing was written"),
+    (_listed_experiment, "content/site.yaml:", "'experiments' already lists 'tiny'"),
+    (_experiment_file_exists, "experiments/mine.py: ", "it exists; nothing was written"),
+    (_figure_recipe_exists, "figures/mine.py: ", "it exists; nothing was written"),
+    (_pages_not_a_list, "content/site.yaml:", "pages: expected a list of names"),
     (_not_a_page_path, "", "expected a page path"),
     (_not_a_python_name, "", "a Python name"),
 ]
@@ -133,4 +143,40 @@ def test_new_refuses_to_overwrite_anything(tmp_path, style, setup, where, messag
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith(f"error: {where}"), lines[0]
     assert message in lines[0], lines[0]
+    assert lines[0].count("content/site.yaml") <= 1, lines[0]  # the file is named once
+    if where == "content/site.yaml:":  # the line named is the one that says it
+        number = int(lines[0].removeprefix("error: content/site.yaml:").partition(":")[0])
+        said = (root / "content" / "site.yaml").read_text("utf-8").splitlines()[number - 1]
+        assert said.startswith(("pages", "experiments", "  - ")), said
     assert snapshot(root) == before, "nothing is written when new refuses"
+
+
+# Layouts of site.yaml's lists an author may have written; each gains its item and keeps the rest.
+LAYOUTS = {
+    "comment first": "pages:\n  # the lesson first\n  - a\n  - b  # then b\ntitle: T\n",
+    "comment after the key": "pages:  # in reading order\n  - a\n  - b\ntitle: T\n",
+    "unindented": "pages:\n- a\n- b\ntitle: T\n",
+    "blank line inside": "pages:\n  - a\n\n  - b\n\n# a comment after the list\ntitle: T\n",
+    "last line, no newline": "title: T\npages:\n  - a\n  - b",
+    "flow over lines": "pages: [a,\n        b]  # two\ntitle: T\n",
+    "flow, empty": "pages: [ ]\ntitle: T\n",
+    "nothing yet": "pages:\ntitle: T\n",
+    "missing": "title: T\n",
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=list(LAYOUTS))
+def test_site_yaml_lists_gain_an_item_in_any_layout(layout):
+    from lessonkit.scaffold import _append_to_list
+
+    text = LAYOUTS[layout]
+    before = yaml.safe_load(text)
+    after_text = _append_to_list(text, "pages", "c")
+    after = yaml.safe_load(after_text)
+    assert after["pages"] == (before.get("pages") or []) + ["c"], after_text
+    assert after["title"] == "T"
+    for comment in (line.partition("#")[2] for line in text.splitlines() if "#" in line):
+        assert comment in after_text  # comments stay
+    if layout in ("comment first", "unindented", "blank line inside"):
+        indent = "" if layout == "unindented" else "  "
+        assert re.search(rf"(?m)^{indent}- b.*\n{indent}- c\n", after_text)  # after the last item, in its column

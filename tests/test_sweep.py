@@ -123,7 +123,9 @@ def test_noise_is_shown_as_a_bound_and_the_bound_is_checked(tiny):
     assert "machine-dependent" in en
     broken = make_course(tiny.parent / "broken", experiment=TINY_EXPERIMENT.replace("1e-9)", "-1.0)"))
     error = one_line_error(build(broken, "--seeds", "2"))
-    assert "experiments/tiny.py" in error and "'noise'" in error and "which it is not" in error
+    stored = next(n for n, line in enumerate(TINY_EXPERIMENT.splitlines(), 1) if '"noise":' in line)
+    assert f"experiments/tiny.py:{stored}: " in error, error  # the line that stores the value
+    assert "'noise'" in error and "which it is not" in error
 
 
 def test_runs_go_to_several_processes_at_once(tiny):

@@ -89,10 +89,12 @@ def test_an_audit_without_its_evidence_is_a_one_line_error(tmp_path, markup, mes
 BARE = {
     "zh": "---\ntitle: 数字\ndescription: 一页。\n---\n\n## 第 3 节 {#s}\n\n"
           "L5 与 GPT-2 在 3.4.1 节；fp16 的 70B 模型。Vaswani et al. 2017 说过。$d = 512$ 与 `x = 8`。"
+          "LLaMA 3.1 与 GPT-3 也是；见 Shazeer (2019) 与 (Ainslie et al., 2023)。"
           "[第 2 课](#s)。[8 头]{.literal}。[有 12 层]{.claim audit=unverified}。{val}`tiny.n` 个数。\n\n"
           "它有 25 个头。\n\n| 头 | 值 |\n|---|---|\n| 4 头 | 低 |\n",
     "en": "---\ntitle: Numbers\ndescription: One page.\ntranslated_from: {digest}\n---\n\n## Section 3 {#s}\n\n"
           "L5 and GPT-2 in 3.4.1; a 70B model in fp16. Vaswani et al. 2017 said so. $d = 512$ and `x = 8`. "
+          "So do LLaMA 3.1 and GPT-3; see Shazeer (2019) and (Ainslie et al., 2023). In 2018 it spread. "
           "[Lesson 2](#s). [8 rows]{.literal}. [It has 12 layers]{.claim audit=unverified}. "
           "{val}`tiny.n` numbers.\n\nIt has 25 rows.\n\n| rows | value |\n|---|---|\n| 4 rows | low |\n",
 }
@@ -102,10 +104,11 @@ def test_check_lists_every_number_nothing_accounts_for(tmp_path):
     root = course(tmp_path, BARE)
     result = build(root)
     assert result.returncode == 0, result.stderr
-    assert "note: 4 number(s) in prose are neither measured, audited nor marked literal" in result.stdout
+    # Names with versions and cited years are identifiers; a year in a sentence ("In 2018") is a number.
+    assert "note: 5 number(s) in prose are neither measured, audited nor marked literal" in result.stdout
     manifest = json.loads((root / "site/lessonkit.json").read_text("utf-8"))
     found = sorted((path, number) for path, _, number, _ in manifest["unaccounted"])
-    assert found == [("content/en/page.md", "25"), ("content/en/page.md", "4"),
+    assert found == [("content/en/page.md", "2018"), ("content/en/page.md", "25"), ("content/en/page.md", "4"),
                      ("content/zh/page.md", "25"), ("content/zh/page.md", "4")]
     check = run_build("--check-only", "--out", root / "site", root=root)
     assert check.returncode == 1

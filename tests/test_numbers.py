@@ -18,6 +18,11 @@ def test_defaults_by_magnitude_and_type():
     assert format_value(2.3861, None) == "2.39"
     assert format_value(8.83e-8, None) == "8.8 × 10⁻⁸"
     assert format_value(4.3e15, None) == "4.3 × 10¹⁵"
+    # Below 0.1, two significant digits (two decimals would show 0.00245 as 0.00).
+    assert format_value(0.0528, None) == "0.053"
+    assert format_value(0.00312, None) == "0.0031"
+    assert format_value(-0.0123, None) == "−0.012"
+    assert format_value(0.00245, None) == "0.00245"  # 0.0025 or 0.0024 by the machine's last bit: a digit more
 
 
 def test_explicit_formats_and_lists_per_language():

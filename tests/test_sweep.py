@@ -61,6 +61,21 @@ def test_a_claim_must_hold_on_every_seed(tmp_path):
     assert "holds_on" in error
 
 
+def test_run_alone_a_claim_with_a_share_may_miss_on_one_seed(tmp_path):
+    """The experiment as a script, on a seed where its holds_on=0.5 claim fails: MISS, exit 0; without
+    the share the same miss is a FAIL and exit 1."""
+    for extra, mark, code in ((", holds_on=0.5", "MISS", 0), ("", "FAIL", 1)):
+        root = make_course(tmp_path / f"c{code}", experiment=with_claim("odd == 0", extra))
+        run = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py"), "--seed", "1"],
+                             capture_output=True, text=True)
+        assert run.returncode == code, run.stdout + run.stderr
+        assert f"  {mark}  tiny.even: even" in run.stdout, run.stdout
+        assert ("1 allowed miss(es)" in run.stdout) == (mark == "MISS"), run.stdout
+        even = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py"), "--seed", "2"],
+                              capture_output=True, text=True)
+        assert even.returncode == 0 and "  PASS  tiny.even" in even.stdout, even.stdout
+
+
 def test_a_claim_may_state_a_lower_share_and_the_summary_says_how_many_held(tmp_path):
     source = with_claim("odd == 0", ', holds_on=0.5, note={"zh": "奇数种子不成立", "en": "odd seeds fail"}')
     root = showing_even("c", tmp_path, source)

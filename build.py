@@ -209,7 +209,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
         html = templates.finish(built.html, built, course.strings[built.lang], sizes, labels)
         files[built.page.url] = html.encode("utf-8")
         pages_cache.store(built, sizes)
-    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out))
+    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out, say))
     for built in pages:
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
@@ -234,7 +234,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
 
 
 def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, labels: dict, env, info: dict,
-                 pages_cache, out: Path) -> dict:
+                 pages_cache, out: Path, say) -> dict:
     """The side-by-side page of every source page and each of its translations; made again only when one of
     its two pages was."""
     from lessonkit import output, parallel
@@ -243,7 +243,7 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, lab
 
     by_key = {(b.lang, b.page.slug): b for b in pages}
     again = {id(b) for b in rendered}
-    files = {}
+    files, todo = {}, []
     for src in (b for b in pages if b.lang == course.site.source_language):
         for other in (by_key[lang, src.page.slug] for lang in course.site.languages if lang != src.lang):
             url = parallel.url(other.lang, src.page.slug)
@@ -251,14 +251,18 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, lab
                   f"{sorted(other.resolved.items())}"
             if id(src) not in again and id(other) not in again and pages_cache.unchanged_extra(url, key, out):
                 files[url] = output.KEEP
-                continue
-            for b in (src, other):
+            else:
+                todo.append((url, key, src, other))
+    if todo:
+        say(f"rendering {len(todo)} of {len(files) + len(todo)} side-by-side pages")
+    for url, key, src, other in todo:
+        for b in (src, other):
+            if b.body is None:
+                b.body = pages_cache.body(b)
                 if b.body is None:
-                    b.body = pages_cache.body(b)
-                    if b.body is None:
-                        pages_mod.parse_again(course, measured, b)
-            files[url] = templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
-            pages_cache.store_extra(url, key)
+                    pages_mod.parse_again(course, measured, b)
+        files[url] = templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
+        pages_cache.store_extra(url, key)
     return files
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY_EXPERIMENT, make_course, run_build, with_figure
+from conftest import ROOT, TINY_EXPERIMENT, append_to_page, make_course, run_build, with_figure
 
 BUILD = [sys.executable, str(ROOT / "build.py")]
 
@@ -36,8 +36,9 @@ def fails_in_one_line(result, starts: str, contains: str = "") -> str:
 
 @pytest.fixture
 def built(tmp_path):
-    """A tiny course with a figure, built once; the test breaks it and expects the site to stay."""
-    root = with_figure(make_course(tmp_path / "c"))
+    """A tiny course with a figure and code, built once; the test breaks it and expects the site to stay."""
+    code = "\n```python\nvalue = 2 * 3\n```\n"
+    root = append_to_page(with_figure(make_course(tmp_path / "c")), "page", {"zh": code, "en": code})
     result = build(root)
     assert result.returncode == 0, result.stderr
     return root, snapshot(root / "site")
@@ -267,7 +268,8 @@ def test_a_format_cannot_write_a_huge_page(tmp_path):
 
 # -- caches: an unreadable entry is a miss, an unwritable cache a warning --------------------------
 
-@pytest.mark.parametrize("where", ["figures", "pages", "highlight", "math.json", "verdicts.json", "templates"])
+@pytest.mark.parametrize("where", ["figures", "pages", "highlight", "highlight-code.json", "math.json", "shown.json",
+                                   "verdicts.json", "templates"])
 def test_damaged_cache_entries_are_misses(built, where):
     root, before = built
     cache = root / ".cache" / where

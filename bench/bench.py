@@ -150,9 +150,9 @@ description: 第 {i} 个合成页面，用来测量构建的耗时：标题、�
 
 ## 1. 引言 {{#intro}}
 
-这是第 {i} 个合成页面。它的正文模仿一节真实的课：几段中文说明、一张表格、一段代码、行内公式 $q \\cdot k = x W^Q W^{{K\\top}} x^\\top$ 与独立公式，以及若干由实验测得的数值。实验给出的首值是 {{val}}`synth.first`，末值是 {{val}}`synth.last`，两者之比为 {{val}}`synth.ratio`。
+这是第 [{i}]{{.literal}} 个合成页面。它的正文模仿一节真实的课：几段中文说明、一张表格、一段代码、行内公式 $q \\cdot k = x W^Q W^{{K\\top}} x^\\top$ 与独立公式，以及若干由实验测得的数值。实验给出的首值是 {{val}}`synth.first`，末值是 {{val}}`synth.last`，两者之比为 {{val}}`synth.ratio`。
 
-我们关心的不是这些数字本身，而是构建一个有很多页面的课程需要多长时间：每一页都要解析 Markdown、把 LaTeX 转成 MathML、填入数值并渲染模板。第 {i} 页与其他页面结构相同，但文字略有不同，这样每一页的内容都不完全一样。
+我们关心的不是这些数字本身，而是构建一个有很多页面的课程需要多长时间：每一页都要解析 Markdown、把 LaTeX 转成 MathML、填入数值并渲染模板。第 [{i}]{{.literal}} 页与其他页面结构相同，但文字略有不同，这样每一页的内容都不完全一样。
 
 $$ \\mathrm{{softmax}}(z)_i = \\frac{{e^{{z_i}}}}{{\\sum_{{j=1}}^{{n}} e^{{z_j}}}} $$
 
@@ -181,7 +181,7 @@ def curve(n, decay=0.8, scale=2.0):
 {extra_zh}
 ## 3. 小结 {{#summary}}
 
-第 {i} 页到此结束。设 $\\|W\\| \\le \\sigma_{{\\max}}$，则 $n$ 层之后的范数不超过 $\\sigma_{{\\max}}^n$；本实验的 {{val}}`synth.claims.passed` 条断言全部通过。
+第 [{i}]{{.literal}} 页到此结束。设 $\\|W\\| \\le \\sigma_{{\\max}}$，则 $n$ 层之后的范数不超过 $\\sigma_{{\\max}}^n$；本实验的 {{val}}`synth.claims.passed` 条断言全部通过。
 
 $$ \\|W_n \\cdots W_1 x\\| \\le \\prod_{{l=1}}^{{n}} \\|W_l\\| \\, \\|x\\| $$
 """
@@ -202,9 +202,9 @@ translated_from: {digest}
 
 ## 1. Introduction {{#intro}}
 
-This is synthetic page number {i}. Its body imitates a real lesson: a few paragraphs of prose, a table, a code block, inline math $q \\cdot k = x W^Q W^{{K\\top}} x^\\top$ and display math, and several values measured by the experiment. The first value is {{val}}`synth.first`, the last is {{val}}`synth.last`, and their ratio is {{val}}`synth.ratio`.
+This is synthetic page number [{i}]{{.literal}}. Its body imitates a real lesson: a few paragraphs of prose, a table, a code block, inline math $q \\cdot k = x W^Q W^{{K\\top}} x^\\top$ and display math, and several values measured by the experiment. The first value is {{val}}`synth.first`, the last is {{val}}`synth.last`, and their ratio is {{val}}`synth.ratio`.
 
-What we care about is not the numbers themselves but how long a course with many pages takes to build: every page has its Markdown parsed, its LaTeX turned into MathML, its values filled in and its template rendered. Page {i} has the same structure as the others with slightly different words, so that no two pages are identical.
+What we care about is not the numbers themselves but how long a course with many pages takes to build: every page has its Markdown parsed, its LaTeX turned into MathML, its values filled in and its template rendered. Page [{i}]{{.literal}} has the same structure as the others with slightly different words, so that no two pages are identical.
 
 $$ \\mathrm{{softmax}}(z)_i = \\frac{{e^{{z_i}}}}{{\\sum_{{j=1}}^{{n}} e^{{z_j}}}} $$
 
@@ -233,7 +233,7 @@ The curve falls from {{val}}`synth.first` to {{val}}`synth.last`: every step mul
 {extra_en}
 ## 3. Summary {{#summary}}
 
-That is the end of page {i}. If $\\|W\\| \\le \\sigma_{{\\max}}$, the norm after $n$ layers is at most $\\sigma_{{\\max}}^n$; all {{val}}`synth.claims.passed` of this experiment's claims pass.
+That is the end of page [{i}]{{.literal}}. If $\\|W\\| \\le \\sigma_{{\\max}}$, the norm after $n$ layers is at most $\\sigma_{{\\max}}^n$; all {{val}}`synth.claims.passed` of this experiment's claims pass.
 
 $$ \\|W_n \\cdots W_1 x\\| \\le \\prod_{{l=1}}^{{n}} \\|W_l\\| \\, \\|x\\| $$
 """
@@ -347,9 +347,11 @@ def bench_course(n: int, runs: int, tmp: Path, log) -> dict:
     _, stdout = run_build(root, out, quiet=False)
     warnings = [ln for ln in stdout.splitlines() if ln.startswith("warning:")]
     html = sorted(out.rglob("*.html"))
-    pages = [p for p in html if p.parent.name in ("zh", "en") and p.name != "search.html"]
-    if len(pages) != 2 * n:
-        raise BenchError(f"N={n}: expected {2 * n} page files, the build wrote {len(pages)}")
+    pages = [p for p in html if p.relative_to(out).parts[0] in ("zh", "en") and p.name != "search.html"]
+    side_by_side = list((out / "parallel").rglob("*.html")) if (out / "parallel").is_dir() else []
+    if len(pages) != 2 * n or len(side_by_side) != n:
+        raise BenchError(f"N={n}: expected {2 * n} page files and {n} side-by-side pages, the build wrote "
+                         f"{len(pages)} and {len(side_by_side)}")
     svgs = sorted(p.name for p in (out / "figures").glob("*.svg")) if (out / "figures").is_dir() else []
     log(f"  N={n}: course ready ({len(html)} HTML files, {len(svgs)} figures, "
         f"{len(warnings)} warning(s)), timing {runs} run(s) per scenario")

@@ -229,7 +229,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
         # Numbers in prose that nothing accounts for: --check reports them with their lines.
         "unaccounted": [[str(b.page.path), line, number, excerpt]
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
-    }, ensure_ascii=False, indent=1).encode("utf-8")
+    }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no indent: the C encoder, 10× faster
     return files, len(todo)
 
 

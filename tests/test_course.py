@@ -211,6 +211,13 @@ def test_check_passes_on_the_real_site(site):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_course_builds_strict(tmp_path):
+    """--strict: no translation behind its source, every translation keeps its source's blocks."""
+    result = run_build("--strict", "--no-search", "-q", "--out", tmp_path / "site")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning" not in result.stdout, result.stdout
+
+
 def test_no_typed_number_in_prose_is_unaccounted_for(site):
     """Every number in prose is a measured value, inside an audited statement, literal, math or code."""
     manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))

@@ -209,7 +209,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
         html = templates.finish(built.html, built, course.strings[built.lang], sizes, labels)
         files[built.page.url] = html.encode("utf-8")
         pages_cache.store(built, sizes)
-    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out, say))
+    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out, args.jobs,
+                              say))
     for built in pages:
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
@@ -234,7 +235,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
 
 
 def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, labels: dict, env, info: dict,
-                 pages_cache, out: Path, say) -> dict:
+                 pages_cache, out: Path, jobs: int | None, say) -> dict:
     """The side-by-side page of every source page and each of its translations; made again only when one of
     its two pages was."""
     from lessonkit import output, parallel
@@ -253,15 +254,24 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, lab
                 files[url] = output.KEEP
             else:
                 todo.append((url, key, src, other))
-    if todo:
-        say(f"rendering {len(todo)} of {len(files) + len(todo)} side-by-side pages")
-    for url, key, src, other in todo:
+    if not todo:
+        return files
+    say(f"rendering {len(todo)} of {len(files) + len(todo)} side-by-side pages")
+    for _, _, src, other in todo:
         for b in (src, other):
             if b.body is None:
                 b.body = pages_cache.body(b)
                 if b.body is None:
                     pages_mod.parse_again(course, measured, b)
-        files[url] = templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
+    for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
+        templates.get_template(env, name, course.root)
+
+    def make(i: int) -> bytes:
+        _, _, src, other = todo[i]
+        return templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
+
+    for (url, key, _, _), html in zip(todo, pages_mod.in_processes(make, len(todo), jobs), strict=True):
+        files[url] = html
         pages_cache.store_extra(url, key)
     return files
 

@@ -17,6 +17,7 @@ from .model import Built
 PARALLEL_MIN = 24
 
 _WORK: tuple | None = None  # (pages, inputs) for forked workers: they inherit it, nothing is pickled
+_MAKE = None  # in_processes' function, likewise inherited
 
 
 def shared_inputs_key(course, engine, renderers: str) -> str:
@@ -126,6 +127,34 @@ def _parse_one(i: int):
     except Exception as exc:  # a worker's failure travels back in one line
         raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}", shells[i].page.path) from None
     return (*result, {name: {k: memo.data[k] for k in set(memo.data) - before[name]} for name, memo in memos.items()})
+
+
+def in_processes(make, count: int, jobs: int | None) -> list:
+    """[make(0), …, make(count - 1)], in forked worker processes when there are enough to pay for them.
+
+    make is inherited by the workers, not pickled; what it returns travels back (bytes, strings)."""
+    global _MAKE
+    workers = _workers(jobs, count)
+    if workers == 1:
+        return [make(i) for i in range(count)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _MAKE = make
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_make_one, range(count), chunksize=max(1, count // (workers * 4))))
+    finally:
+        _MAKE = None
+
+
+def _make_one(i: int):
+    try:
+        return _MAKE(i)
+    except BuildError:
+        raise
+    except Exception as exc:  # a worker's failure travels back in one line
+        raise BuildError(f"internal error: {type(exc).__name__}: {exc}") from None
 
 
 def check_twins(built: list[Built], source: str) -> None:

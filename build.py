@@ -270,7 +270,7 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, lab
         _, _, src, other = todo[i]
         return templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
 
-    for (url, key, _, _), html in zip(todo, pages_mod.in_processes(make, len(todo), jobs), strict=True):
+    for (url, key, _, _), html in zip(todo, pages_mod.in_processes(make, len(todo), pages_mod.workers_for(jobs, len(todo))), strict=True):
         files[url] = html
         pages_cache.store_extra(url, key)
     return files

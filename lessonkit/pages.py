@@ -16,8 +16,7 @@ from .model import Built
 # Below this many pages to parse, forking workers costs more than it saves.
 PARALLEL_MIN = 24
 
-_WORK: tuple | None = None  # (pages, inputs) for forked workers: they inherit it, nothing is pickled
-_MAKE = None  # in_processes' function, likewise inherited
+_MAKE = None  # in_processes' function: forked workers inherit it, nothing is pickled
 
 
 def shared_inputs_key(course, engine, renderers: str) -> str:
@@ -54,7 +53,7 @@ def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: in
         memos = markdown.memos()
         for name, memo in memos.items():
             memo.open(course.root / ".cache" / name)
-        workers = _workers(jobs, len(todo))
+        workers = workers_for(jobs, len(todo))
         say(f"parsing {len(todo)} of {len(built)} pages" + (f" in {workers} processes" if workers > 1 else ""))
         from . import render
 
@@ -76,30 +75,26 @@ def parse_again(course, measurements, built: Built) -> None:
     built.parsed = True
 
 
-def _workers(jobs: int | None, count: int) -> int:
-    from .executors import cores
-
-    # A preview server's threads must not be forked; a build has none.
-    if count < PARALLEL_MIN or threading.active_count() > 1:
-        return 1
-    return max(1, min(jobs or cores(), count // (PARALLEL_MIN // 2)))
-
-
 def _parse(shells: list, work: tuple, workers: int) -> list:
     if workers == 1:
         return [_page(b, *work) for b in shells]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _WORK
     markdown.parser()  # made once, before the fork, and inherited
-    _WORK = (shells, work)
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            chunk = max(1, len(shells) // (workers * 4))
-            results = list(pool.map(_parse_one, range(len(shells)), chunksize=chunk))
-    finally:
-        _WORK = None
+
+    def one(i: int) -> tuple:
+        """In a worker: one page, and the conversions it made (for the caches of the parent)."""
+        memos = markdown.memos()
+        before = {name: set(memo.data) for name, memo in memos.items()}
+        try:
+            result = _page(shells[i], *work)
+        except BuildError as exc:
+            raise exc.located(shells[i].page.path) from None
+        except Exception as exc:  # a worker's failure travels back in one line, with its page
+            raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}",
+                             shells[i].page.path) from None
+        return (*result, {name: {k: memo.data[k] for k in set(memo.data) - before[name]}
+                          for name, memo in memos.items()})
+
+    results = in_processes(one, len(shells), workers)
     memos = markdown.memos()
     for *_, made in results:  # conversions made in the workers join the parent's caches
         for name, entries in made.items():
@@ -115,26 +110,22 @@ def _page(shell: Built, inputs, course, env, info) -> tuple:
     return shell.body, shell.collected, render.page_html(env, course, shell, inputs.measurements, info)
 
 
-def _parse_one(i: int):
-    """In a worker: one page, and the conversions it made (for the caches of the parent)."""
-    shells, work = _WORK
-    memos = markdown.memos()
-    before = {name: set(memo.data) for name, memo in memos.items()}
-    try:
-        result = _page(shells[i], *work)
-    except BuildError:
-        raise
-    except Exception as exc:  # a worker's failure travels back in one line
-        raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}", shells[i].page.path) from None
-    return (*result, {name: {k: memo.data[k] for k in set(memo.data) - before[name]} for name, memo in memos.items()})
+def workers_for(jobs: int | None, count: int) -> int:
+    """How many processes `count` items are worth: one below PARALLEL_MIN, or in a process with threads."""
+    from .executors import cores
+
+    # A preview server's threads must not be forked; a build has none.
+    if count < PARALLEL_MIN or threading.active_count() > 1:
+        return 1
+    return max(1, min(jobs or cores(), count // (PARALLEL_MIN // 2)))
 
 
-def in_processes(make, count: int, jobs: int | None) -> list:
-    """[make(0), …, make(count - 1)], in forked worker processes when there are enough to pay for them.
+def in_processes(make, count: int, workers: int) -> list:
+    """[make(0), …, make(count - 1)], in `workers` forked processes (here when 1).
 
-    make is inherited by the workers, not pickled; what it returns travels back (bytes, strings)."""
+    make is inherited by the workers, not pickled; what it returns travels back. A worker's failure
+    comes back as a one-line BuildError."""
     global _MAKE
-    workers = _workers(jobs, count)
     if workers == 1:
         return [make(i) for i in range(count)]
     import multiprocessing
@@ -153,7 +144,7 @@ def _make_one(i: int):
         return _MAKE(i)
     except BuildError:
         raise
-    except Exception as exc:  # a worker's failure travels back in one line
+    except Exception as exc:
         raise BuildError(f"internal error: {type(exc).__name__}: {exc}") from None
 
 

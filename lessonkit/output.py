@@ -141,9 +141,12 @@ def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
         if not p.resolve().is_relative_to(root):
             raise BuildError("links to a file outside the course; it would be published: refused",
                              p.relative_to(root))
-        data = p.read_bytes()
         if p.suffix == ".css":
-            data = compact_css(data.decode("utf-8")).encode("utf-8")
+            from .content import read_text
+
+            data = compact_css(read_text(p, p.relative_to(root))).encode("utf-8")
+        else:
+            data = p.read_bytes()
         files[f"static/{p.relative_to(static_dir).as_posix()}"] = data
     return files
 

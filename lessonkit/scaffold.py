@@ -106,14 +106,10 @@ def _page_text(lang: str, name: str | None) -> tuple[str, str]:
 
 
 def _list_node(text: str, key: str):
-    """The node of a top-level key of site.yaml (positions and all, comments kept in the text), or None."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise BuildError(f"cannot read it: {getattr(exc, 'problem', exc)}", SITE, mark.line + 1 if mark else None) from None
-    if not isinstance(root, yaml.MappingNode):
-        raise BuildError("expected a mapping (title:, languages:, pages: …)", SITE)
+    """The (key, value) nodes of a top-level key of site.yaml, with their positions in the text, or None.
+
+    load_config has read the same text already: it is a mapping, and YAML."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
     return next(((k, v) for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
 
 

@@ -212,6 +212,22 @@ def test_a_link_to_a_file_outside_the_course_is_never_published(built):
     fails_in_one_line(build(root), "templates/_evil.html", "outside the course")
 
 
+def test_a_stylesheet_that_is_not_utf8_fails_in_one_line(built):
+    root, before = built
+    (root / "templates/static/extra.css").write_bytes(b"a {\n  content: '\xe9';\n}\n")
+    fails_in_one_line(build(root), "templates/static/extra.css:2: ", "not UTF-8 (byte 0xe9)")
+    assert snapshot(root / "site") == before
+
+
+def test_a_published_stylesheet_loses_comments_and_indentation_but_not_meaning():
+    from lessonkit.output import compact_css
+
+    css = ('/* c */\na  >  b , c:hover {\n  content: "x ,  { y ; /* z */";\n  margin:  0  auto;\n}\n'
+           'p :first-child { width: calc(1px + 2px) }\n@media (max-width: 40rem) { .x { top: 0 } }\n')
+    assert compact_css(css) == ('a>b,c:hover{content:"x ,  { y ; /* z */";margin:0 auto;}'
+                                'p :first-child{width:calc(1px + 2px)}@media (max-width:40rem){.x{top:0}}\n')
+
+
 @pytest.mark.parametrize("markup, message", [
     ('[x]{style="position:fixed;inset:0"}', "attribute 'style' is not allowed here"),
     ('`x`{style="color:red"}', "attribute 'style' is not allowed here"),

@@ -64,6 +64,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def build(args: argparse.Namespace, say=print) -> dict:
     """load → measure → parse → draw → render → write (with the search index). Returns what was done."""
+    from lessonkit import output
     from lessonkit.pagecache import PageCache
 
     start = time.perf_counter()
@@ -71,10 +72,11 @@ def build(args: argparse.Namespace, say=print) -> dict:
     course = clock("load", load(args, say))
     measured = clock("measure", measure(course, args, say))
     pages_cache = PageCache(course.cache / "pages", measured.reports)
-    pages = clock("parse", parse(course, measured, pages_cache, args, say))
-    drawn = clock("draw", draw(course, pages, measured, args, say))
-    files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, args, say))
-    clock("write", write(files, args, say))
+    with output.Staging(args.out) as site:  # the new site, beside the current one until write swaps it in
+        pages = clock("parse", parse(course, measured, pages_cache, site, args, say))
+        drawn = clock("draw", draw(course, pages, measured, args, say))
+        files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, args, say))
+        clock("write", write(files, site, args, say))
     pages_cache.save(pages, args.out.resolve())
     from lessonkit.changes import changed_values
 
@@ -144,15 +146,22 @@ def measure(course, args: argparse.Namespace, say):
     return measured
 
 
-def parse(course, measured, pages_cache, args: argparse.Namespace, say) -> list:
+def parse(course, measured, pages_cache, site, args: argparse.Namespace, say) -> list:
     """Every page's Markdown as body HTML: the unchanged from the page cache, the rest in parallel when many."""
     from lessonkit import pages
+    from lessonkit import render as templates
     from lessonkit.versions import package_version
 
     # A renderer upgrade re-renders every page.
     renderers = " ".join(package_version(name) for name in RENDERERS)
+    def meanwhile(files: list[str]) -> None:
+        """While the workers parse: create the files those pages go to, compile the other templates."""
+        site.prepare(files)
+        templates.warm(course.templates)
+
     built = pages.parse_all(course, measured, pages_cache, pages.shared_inputs_key(course, ROOT, renderers),
-                            force=args.force, jobs=args.jobs, info=build_info(course, args), say=say)
+                            force=args.force, jobs=args.jobs, info=build_info(course, args), meanwhile=meanwhile,
+                            say=say)
     pages.check_twins(built, course.site.source_language)
     pages.check_links(built)
     for problem in pages.check_alignment(built, course.site.source_language):
@@ -174,9 +183,11 @@ def draw(course, pages: list, measured, args: argparse.Namespace, say) -> dict:
                             timeout=course.site.config["experiment_timeout"], force=args.force, warn=say)
 
 
-def render(course, pages: list, measured, drawn: dict, pages_cache, args: argparse.Namespace,
+def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: argparse.Namespace,
            say) -> tuple[dict, int]:
-    """Every file of the site, as bytes: pages through the templates, figures, the home, glossary, search, sitemap."""
+    """Every file of the site: the pages that changed (and their side-by-side pages) finished and written into
+    the staging folder, in worker processes when many; the rest as bytes for the write stage: figures, the
+    home, glossary, search, sitemap. Unchanged pages are KEEP, written pages WRITTEN."""
     from lessonkit import figures, output
     from lessonkit import pages as pages_mod
     from lessonkit import render as templates
@@ -194,23 +205,37 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
     out = args.out.resolve()
     todo = [b for b in pages if not pages_cache.unchanged_file(b, sizes, resolved(b), out)]
     say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
-    env = templates.environment(course.root, course.strings, course.cache / "templates")
+    env = course.templates
     info = build_info(course, args)
     for built in pages:
         files[built.page.url] = output.KEEP  # the site's file is the one written for this page
     for built in todo:
         if built.html is None:  # from the cache, but a figure or a cross-reference changed: put together again
-            if built.body is None:
-                built.body = pages_cache.body(built)
-                if built.body is None:  # the cache could not give it back
-                    pages_mod.parse_again(course, measured, built)
+            _body(course, measured, pages_cache, built)
             built.html = templates.page_html(env, course, built, measured, info)
         built.resolved = resolved(built)
-        html = templates.finish(built.html, built, course.strings[built.lang], sizes, labels)
-        files[built.page.url] = html.encode("utf-8")
+    pairs = side_by_side(course, pages, measured, todo, sizes, pages_cache, out, files, say)
+    for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
+        if pairs:
+            templates.get_template(env, name, course.root)
+
+    def make(i: int) -> None:
+        if i < len(todo):
+            b = todo[i]
+            url, html = b.page.url, templates.finish(b.html, b, course.strings[b.lang], sizes, labels)
+        else:
+            url, _, src, other = pairs[i - len(todo)]
+            html = templates.parallel_html(env, course, src, other, measured, sizes, labels, info)
+        site.put(url, html.encode("utf-8"))
+
+    count = len(todo) + len(pairs)
+    pages_mod.in_processes(make, count, pages_mod.workers_for(args.jobs, count))
+    for built in todo:
+        files[built.page.url] = output.WRITTEN
         pages_cache.store(built, sizes)
-    files.update(side_by_side(course, pages, measured, todo, sizes, labels, env, info, pages_cache, out, args.jobs,
-                              say))
+    for url, key, _, _ in pairs:
+        files[url] = output.WRITTEN
+        pages_cache.store_extra(url, key)
     for built in pages:
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
@@ -223,10 +248,10 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
             files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
     files["index.html"] = templates.index_html(env, course, info, bool(course.glossary)).encode("utf-8")
     files.update({name: text.encode("utf-8") for name, text in templates.extra_pages(env, course, info).items()})
-    site = course.site
-    files["lessonkit.json"] = json.dumps({
-        "seed": course.seed, "seeds": course.seeds, "languages": site.languages,
-        "base_path": site.config.get("base_path", "/"), "stale": [[path, why] for path, why in site.stale.items()],
+    config = course.site.config
+    files[output.MANIFEST] = json.dumps({
+        "seed": course.seed, "seeds": course.seeds, "languages": course.site.languages,
+        "base_path": config.get("base_path", "/"), "stale": [[path, why] for path, why in course.site.stale.items()],
         # Numbers in prose that nothing accounts for: --check reports them with their lines.
         "unaccounted": [[str(b.page.path), line, number, excerpt]
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
@@ -234,17 +259,15 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, args: argpar
     return files, len(todo)
 
 
-def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, labels: dict, env, info: dict,
-                 pages_cache, out: Path, jobs: int | None, say) -> dict:
-    """The side-by-side page of every source page and each of its translations; made again only when one of
-    its two pages was."""
+def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, pages_cache, out: Path, files: dict,
+                 say) -> list:
+    """The side-by-side pages to make again, (url, key, source, translation) each: those one of whose two
+    pages was rendered (or whose file is not the one written for them). The others are KEEP in files."""
     from lessonkit import output, parallel
-    from lessonkit import pages as pages_mod
-    from lessonkit import render as templates
 
     by_key = {(b.lang, b.page.slug): b for b in pages}
     again = {id(b) for b in rendered}
-    files, todo = {}, []
+    todo, kept = [], 0
     for src in (b for b in pages if b.lang == course.site.source_language):
         for other in (by_key[lang, src.page.slug] for lang in course.site.languages if lang != src.lang):
             url = parallel.url(other.lang, src.page.slug)
@@ -252,28 +275,25 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, lab
                   f"{sorted(other.resolved.items())}"
             if id(src) not in again and id(other) not in again and pages_cache.unchanged_extra(url, key, out):
                 files[url] = output.KEEP
+                kept += 1
             else:
                 todo.append((url, key, src, other))
-    if not todo:
-        return files
-    say(f"rendering {len(todo)} of {len(files) + len(todo)} side-by-side pages")
+    if todo:
+        say(f"rendering {len(todo)} of {kept + len(todo)} side-by-side pages")
     for _, _, src, other in todo:
         for b in (src, other):
-            if b.body is None:
-                b.body = pages_cache.body(b)
-                if b.body is None:
-                    pages_mod.parse_again(course, measured, b)
-    for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
-        templates.get_template(env, name, course.root)
+            _body(course, measured, pages_cache, b)
+    return todo
 
-    def make(i: int) -> bytes:
-        _, _, src, other = todo[i]
-        return templates.parallel_html(env, course, src, other, measured, sizes, labels, info).encode("utf-8")
 
-    for (url, key, _, _), html in zip(todo, pages_mod.in_processes(make, len(todo), pages_mod.workers_for(jobs, len(todo))), strict=True):
-        files[url] = html
-        pages_cache.store_extra(url, key)
-    return files
+def _body(course, measured, pages_cache, built) -> None:
+    """A cached page's body, when a page must be put together again: from the cache, or parsed again."""
+    from lessonkit import pages as pages_mod
+
+    if built.body is None:
+        built.body = pages_cache.body(built)
+        if built.body is None:  # the cache could not give it back
+            pages_mod.parse_again(course, measured, built)
 
 
 def build_info(course, args: argparse.Namespace) -> dict:
@@ -281,13 +301,13 @@ def build_info(course, args: argparse.Namespace) -> dict:
     return {"seed": course.seed, "seeds": len(course.seeds), "search": not args.no_search}
 
 
-def write(files: dict, args: argparse.Namespace, say) -> None:
+def write(files: dict, site, args: argparse.Namespace, say) -> None:
     """The site swapped in whole, with its search index made over the finished pages first."""
-    from lessonkit import output, search
+    from lessonkit import search
 
     if not args.no_search:
         say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
-    output.write_site(files, args.out, finish=None if args.no_search else search.index)
+    site.write(files, finish=None if args.no_search else search.index)
 
 
 def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
@@ -312,8 +332,8 @@ def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.N
 
 def check_out(root: Path, out: Path) -> None:
     """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
-    from lessonkit.checks import MANIFEST
     from lessonkit.errors import BuildError
+    from lessonkit.output import MANIFEST
 
     inputs = [root / name for name in ("content", "experiments", "figures", "templates", "lessonkit", ".git")]
     if out in (root, ROOT) or root.is_relative_to(out) or ROOT.is_relative_to(out) \

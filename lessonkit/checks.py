@@ -21,8 +21,7 @@ from urllib.parse import unquote, urlsplit
 from .claims import split_index
 from .errors import BuildError
 from .numbers import E_NOTATION, FormatError, format_bound, format_value, raw
-
-MANIFEST = "lessonkit.json"
+from .output import MANIFEST
 
 
 @dataclass

@@ -9,6 +9,7 @@ so no stage looks at every page for every page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 
@@ -193,6 +194,13 @@ class Course:
     @property
     def cache(self) -> Path:
         return self.root / ".cache"
+
+    @cached_property
+    def templates(self):
+        """The course's Jinja environment, made once: every stage (and every forked worker) renders with it."""
+        from .render import environment
+
+        return environment(self.root, self.strings, self.cache / "templates")
 
     @property
     def seed(self) -> int:

@@ -21,6 +21,9 @@ from pathlib import Path
 
 from .errors import BuildError
 
+# The site's manifest: what --check reads back, and what marks a folder as a site this tool may replace.
+MANIFEST = "lessonkit.json"
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -69,45 +72,100 @@ def lock(cache: Path, say=print):
 
 
 KEEP = None  # in `files`: the file the current site holds at this path stays as it is
+WRITTEN = object()  # in `files`: put into the staging folder already (Staging.put)
 
 
-def write_site(files: dict[str, bytes | None], out: Path, finish=None) -> None:
-    """files maps a path inside the site ("zh/lesson-l5.html") to its bytes, or to KEEP; finish(staging),
-    if given, adds what is made from the written tree (the search index) before the swap."""
-    out = out.resolve()
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        for stale in _leftovers(out):  # from a build that was killed: builds take turns, so none is ours
-            shutil.rmtree(stale, ignore_errors=True)
-        staging = out.parent / f".{out.name}.new-{secrets.token_hex(4)}"
-        staging.mkdir()
-    except OSError as exc:
-        raise BuildError(f"cannot write the site next to {out}: {exc.strerror}", out) from None
-    try:
-        for rel, data in sorted(files.items()):
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            previous = out / rel
-            # An unchanged file is linked from the current site instead of written again: the
-            # swap below replaces whole trees, so the old tree never sees a changed file.
-            if data is KEEP:
+class Staging:
+    """The next site, made in a folder beside the current one (`out`) and swapped in whole by write().
+    Left without a write (an error, an interrupt), the folder is removed and `out` stays as it was."""
+
+    def __init__(self, out: Path):
+        self.out = out.resolve()
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            for stale in _leftovers(self.out):  # from a build that was killed: builds take turns, so none is ours
+                shutil.rmtree(stale, ignore_errors=True)
+            self.path = self.out.parent / f".{self.out.name}.new-{secrets.token_hex(4)}"
+            self.path.mkdir()
+        except OSError as exc:
+            raise BuildError(f"cannot write the site next to {self.out}: {exc.strerror}", self.out) from None
+        self._empty: set[str] = set()  # files made ahead by prepare(), not yet written
+        self._folders: set[Path] = {self.path}
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.path.exists():
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def prepare(self, names) -> None:
+        """Create these files, empty, ahead of their contents. Creating a file is most of what writing a small
+        one costs (on ext4, soon after many files were deleted, about a millisecond each), and it can be done
+        while the pages are still being made. A file that cannot be made now is made when it is written."""
+        for rel in names:
+            target = self.path / rel
+            try:
+                self._folder(target.parent)
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except OSError:
+                return
+            self._empty.add(rel)
+
+    def put(self, rel: str, data: bytes) -> None:
+        """One file of the new site (a worker process may put files too; the parent then marks them WRITTEN)."""
+        try:
+            self._put(rel, data)
+        except OSError as exc:
+            raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out) from None
+
+    def write(self, files: dict, finish=None) -> None:
+        """files maps a path inside the site ("zh/lesson-l5.html") to its bytes, KEEP or WRITTEN; finish(folder),
+        if given, adds what is made from the written tree (the search index); then the new site is swapped in."""
+        try:
+            for rel, data in sorted(files.items()):
+                if data is WRITTEN:
+                    self._empty.discard(rel)
+                else:
+                    self._put(rel, data)
+            for rel in sorted(self._empty, reverse=True):  # made ahead for a page that was not written after all
+                os.unlink(self.path / rel)
+                for folder in (self.path / rel).parents:
+                    if folder == self.path or any(folder.iterdir()):
+                        break
+                    folder.rmdir()
+            if finish is not None:
+                finish(self.path)
+            _swap(self.path, self.out)
+        except OSError as exc:
+            raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out) from None
+
+    def _put(self, rel: str, data: bytes | None) -> None:
+        target, previous = self.path / rel, self.out / rel
+        made = rel in self._empty
+        self._empty.discard(rel)
+        if not made:
+            self._folder(target.parent)
+        # An unchanged file is linked from the current site instead of written again: the
+        # swap replaces whole trees, so the old tree never sees a changed file.
+        if data is KEEP:
+            if made:
+                os.unlink(target)
+            os.link(previous, target)
+            return
+        if not made and _same(previous, data):
+            try:
                 os.link(previous, target)
-                continue
-            if _same(previous, data):
-                try:
-                    os.link(previous, target)
-                    continue
-                except OSError:
-                    pass
-            target.write_bytes(data)
-        if finish is not None:
-            finish(staging)
-        _swap(staging, out)
-    except OSError as exc:
-        raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or out}", out) from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+                return
+            except OSError:
+                pass
+        with open(target, "wb") as f:
+            f.write(data)
+
+    def _folder(self, folder: Path) -> None:
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
 
 
 def _swap(staging: Path, out: Path) -> None:

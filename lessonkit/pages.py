@@ -30,8 +30,10 @@ def shared_inputs_key(course, engine, renderers: str) -> str:
 
 
 def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: int | None, info: dict,
-              say=print) -> list[Built]:
-    """Every page: from the cache, or parsed (and put through its template) here or in worker processes."""
+              meanwhile=None, say=print) -> list[Built]:
+    """Every page: from the cache, or parsed (and put through its template) here or in worker processes.
+    meanwhile(names), if given, runs here while the workers parse, with the site files that the parsed
+    pages will be written to."""
     import hashlib
     import json
 
@@ -55,12 +57,11 @@ def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: in
             memo.open(course.root / ".cache" / name)
         workers = workers_for(jobs, len(todo))
         say(f"parsing {len(todo)} of {len(built)} pages" + (f" in {workers} processes" if workers > 1 else ""))
-        from . import render
-
-        env = render.environment(course.root, course.strings, course.cache / "templates")
+        env = course.templates
         shells = [built[i] for i in todo]
-        for b, (body, collected, html) in zip(shells, _parse(shells, (inputs, course, env, info), workers),
-                                             strict=True):
+        parent = (lambda: meanwhile(_files_of(shells, site))) if meanwhile else None
+        for b, (body, collected, html) in zip(shells, _parse(shells, (inputs, course, env, info), workers,
+                                                             parent), strict=True):
             b.body, b.collected, b.html = body, collected, html
         for memo in memos.values():
             memo.save()
@@ -75,9 +76,24 @@ def parse_again(course, measurements, built: Built) -> None:
     built.parsed = True
 
 
-def _parse(shells: list, work: tuple, workers: int) -> list:
+def _files_of(shells: list, site) -> list[str]:
+    """The site files made from these pages: each page's own, and the side-by-side pages it is part of."""
+    from . import parallel
+
+    source, names = site.config["source_language"], {}
+    for b in shells:
+        names[b.page.url] = None
+        others = [lang for lang in site.languages if lang != source] if b.lang == source else [b.lang]
+        names.update(dict.fromkeys(parallel.url(lang, b.page.slug) for lang in others))
+    return list(names)
+
+
+def _parse(shells: list, work: tuple, workers: int, meanwhile=None) -> list:
     if workers == 1:
-        return [_page(b, *work) for b in shells]
+        results = [_page(b, *work) for b in shells]
+        if meanwhile is not None:
+            meanwhile()
+        return results
     markdown.parser()  # made once, before the fork, and inherited
 
     def one(i: int) -> tuple:
@@ -94,7 +110,7 @@ def _parse(shells: list, work: tuple, workers: int) -> list:
         return (*result, {name: {k: memo.data[k] for k in set(memo.data) - before[name]}
                           for name, memo in memos.items()})
 
-    results = in_processes(one, len(shells), workers)
+    results = in_processes(one, len(shells), workers, meanwhile)
     memos = markdown.memos()
     for *_, made in results:  # conversions made in the workers join the parent's caches
         for name, entries in made.items():
@@ -120,21 +136,28 @@ def workers_for(jobs: int | None, count: int) -> int:
     return max(1, min(jobs or cores(), count // (PARALLEL_MIN // 2)))
 
 
-def in_processes(make, count: int, workers: int) -> list:
+def in_processes(make, count: int, workers: int, meanwhile=None) -> list:
     """[make(0), …, make(count - 1)], in `workers` forked processes (here when 1).
 
     make is inherited by the workers, not pickled; what it returns travels back. A worker's failure
-    comes back as a one-line BuildError."""
+    comes back as a one-line BuildError. meanwhile(), if given, runs here while the workers work (it must
+    not fork); with one worker, after make."""
     global _MAKE
     if workers == 1:
-        return [make(i) for i in range(count)]
+        results = [make(i) for i in range(count)]
+        if meanwhile is not None:
+            meanwhile()
+        return results
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     _MAKE = make
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_make_one, range(count), chunksize=max(1, count // (workers * 4))))
+            results = pool.map(_make_one, range(count), chunksize=max(1, count // (workers * 4)))
+            if meanwhile is not None:  # every worker is forked by now: map has handed them all the work
+                meanwhile()
+            return list(results)
     finally:
         _MAKE = None
 

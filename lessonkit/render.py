@@ -95,6 +95,16 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
     return env
 
 
+def warm(env: jinja2.Environment) -> None:
+    """Compile every template ahead of its first use (a build does it while worker processes parse). A
+    template that fails here is left alone: it fails again, with its line, where it is used."""
+    for name in env.list_templates(extensions=["html", "xml"]):
+        try:
+            env.get_template(name)
+        except Exception:  # noqa: S112 (reported where the template is used)
+            continue
+
+
 def template_error(exc: Exception, root: Path) -> BuildError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         name = exc.filename or exc.name or "templates"

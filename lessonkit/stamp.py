@@ -49,7 +49,7 @@ def fingerprint(root: Path, engine: Path, options: dict) -> str:
 def _out_mark(out: Path) -> str | None:
     """The output as the last build left it: its manifest, and how many files it holds."""
     try:
-        st = (out / "lessonkit.json").stat()
+        st = (out / "lessonkit.json").stat()  # output.MANIFEST, not imported: this runs before anything heavy
     except FileNotFoundError:
         return None
     count = sum(len(files) for _, _, files in os.walk(out))

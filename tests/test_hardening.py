@@ -187,7 +187,7 @@ def test_a_site_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "mkdir", refuse)
     with pytest.raises(BuildError, match="cannot write the site next to .*: Permission denied"):
-        output.write_site({"index.html": b"x"}, tmp_path / "site")
+        output.Staging(tmp_path / "site")
 
 
 # -- nothing that should not be published ----------------------------------------------------------

@@ -9,8 +9,6 @@ see `lock`). New folders and files follow the umask, as any build tool's do.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import re
@@ -30,6 +28,9 @@ _AT_FDCWD = -100
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux renameat2); False where that is not available."""
+    import ctypes
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         renameat2 = libc.renameat2

@@ -206,14 +206,14 @@ def page_ids(built: Built) -> set:
 def check_links(built: list[Built]) -> None:
     """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
     the page it names; else file:line and a did-you-mean."""
-    import difflib
-
     by_url = {b.page.url: b for b in built}
     known: dict = {}
     for b in built:
         for url, label, line in b.collected.refs:
             labels = by_url[url].collected.labels
             if label not in labels:
+                import difflib
+
                 kind, _, name = label.partition(":")
                 close = difflib.get_close_matches(label, sorted(labels), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -226,6 +226,8 @@ def check_links(built: list[Built]) -> None:
             if url not in known:
                 known[url] = page_ids(by_url[url])
             if anchor not in known[url]:
+                import difflib
+
                 close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
                 hint = f" (did you mean #{close[0]}?)" if close else ""
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")

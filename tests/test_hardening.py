@@ -464,3 +464,28 @@ def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one(built, 
         assert snapshot(root / "site") in (old, new)
     assert build(root).returncode == 0
     assert snapshot(root / "site") == new and not list(root.glob(".site.*"))
+
+
+@pytest.mark.parametrize("line", [
+    'title: "Lesson 1: a page"', "title: 'It''s'", "title: 'a: b'", 'title: "a \\" b"', 'title: "tab\\tx"',
+    'title: "x" # note', "title: 第 1 课：页面", "title: 12", "title: yes", 'title: ""', "title: '#hash'",
+    'title: "a" "b"', 'title: "\x07bell"', "title: 'Lesson 2: «quoted» text'  ",
+])
+def test_front_matter_read_without_yaml_is_what_yaml_reads(line):
+    import yaml
+
+    from lessonkit.content import _simple_front_matter
+
+    fast = _simple_front_matter([line])
+    try:
+        slow = yaml.safe_load(line)
+    except yaml.YAMLError:
+        slow = "an error"
+    assert fast is None or fast == slow, f"{line!r}: read as {fast!r}, YAML reads {slow!r}"
+
+
+def test_common_front_matter_is_read_without_yaml():
+    from lessonkit.content import _simple_front_matter
+
+    assert _simple_front_matter(['title: "Lesson 1: a page"', "description: 第 1 课：页面", "title: 'a: b'"]) == \
+        {"title": "a: b", "description": "第 1 课：页面"}

@@ -228,14 +228,19 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
             html = templates.parallel_html(env, course, src, other, measured, sizes, labels, info)
         site.put(url, html.encode("utf-8"))
 
+    def meanwhile() -> None:
+        """While the workers finish and write the pages: the pages made from all pages, and the page cache."""
+        files.update(site_pages(course, pages, env, info))
+        for built in todo:
+            files[built.page.url] = output.WRITTEN
+            pages_cache.store(built, sizes)
+        for url, key, _, _ in pairs:
+            files[url] = output.WRITTEN
+            pages_cache.store_extra(url, key)
+        pages_cache.pack(pages)
+
     count = len(todo) + len(pairs)
-    pages_mod.in_processes(make, count, pages_mod.workers_for(args.jobs, count))
-    for built in todo:
-        files[built.page.url] = output.WRITTEN
-        pages_cache.store(built, sizes)
-    for url, key, _, _ in pairs:
-        files[url] = output.WRITTEN
-        pages_cache.store_extra(url, key)
+    pages_mod.in_processes(make, count, pages_mod.workers_for(args.jobs, count), meanwhile)
     for built in pages:
         for line, message in built.collected.warnings:
             say(f"warning: {built.page.path}:{line}: {message}")
@@ -243,6 +248,15 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     if bare:
         say(f"note: {bare} number(s) in prose are neither measured, audited nor marked literal "
             f"(python build.py --check lists them)")
+    return files, len(todo)
+
+
+def site_pages(course, pages: list, env, info: dict) -> dict:
+    """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the manifest."""
+    from lessonkit import output
+    from lessonkit import render as templates
+
+    files = {}
     if course.glossary:
         for lang in course.site.languages:
             files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
@@ -256,7 +270,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
         "unaccounted": [[str(b.page.path), line, number, excerpt]
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
     }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no indent: the C encoder, 10× faster
-    return files, len(todo)
+    return files
 
 
 def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, pages_cache, out: Path, files: dict,

@@ -60,7 +60,7 @@ class PageCache:
             self.index = index if isinstance(index, dict) else {}
         except (OSError, ValueError):
             self.index = {}
-        self.changed = False
+        self.unwritable = False  # the pack could not be written: the index is not either
         self.extras: set = set()  # urls of pages made from others, seen by this build
 
     # -- reading ------------------------------------------------------------------------------
@@ -114,7 +114,6 @@ class PageCache:
     def store_extra(self, url: str, key: str) -> None:
         self.extras.add(url)
         self.index[url] = {"key": key, "file": None}
-        self.changed = True
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -126,37 +125,48 @@ class PageCache:
             "figures": {f"{fid} {built.lang}": sizes.get((fid, built.lang)) for fid, _ in built.collected.figures},
             "resolved": built.resolved, "body": self.index.get(built.page.url, {}).get("body"),
             "file": None, "_new_body": built.body if built.parsed else None}
-        self.changed = True
 
-    def save(self, built: list[Built], out: Path) -> None:
-        """After the site is written: append new bodies to the pack, note how each page's file looks, write
-        the index. An unwritable cache only means more work next time."""
+    def pack(self, built: list[Built]) -> None:
+        """Append the bodies of the pages this build parsed to the pack (a build does it while its workers
+        render; save does it if nothing did). An unwritable cache only means more work next time."""
         pages = {b.page.url for b in built} | self.extras
+        fresh = {url: e.pop("_new_body") for url, e in self.index.items()
+                 if isinstance(e, dict) and e.get("_new_body") is not None}
+        if not fresh:
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             pack = self.folder / "bodies.pack"
-            fresh = {url: e.pop("_new_body") for url, e in self.index.items()
-                     if isinstance(e, dict) and e.get("_new_body") is not None}
             live = sum(e["body"][1] for url, e in self.index.items()
                        if url in pages and url not in fresh and isinstance(e, dict) and e.get("body"))
-            bodies = {b.page.url for b in built}
             size = pack.stat().st_size if pack.exists() else 0
-            if fresh and size > 2 * live + (1 << 20):  # mostly garbage: start the pack again with what lives
+            if size > 2 * live + (1 << 20):  # mostly garbage: start the pack again with what lives
                 kept = {url: self.body(b) for url, b in ((b.page.url, b) for b in built) if url not in fresh}
                 if None in kept.values():
                     kept = {}  # cannot be read back: those pages will be parsed again
                 fresh.update(kept)
                 pack.unlink(missing_ok=True)
                 size = 0
-                for url in bodies - set(fresh):
+                for url in {b.page.url for b in built} - set(fresh):
                     self.index.pop(url, None)
-            if fresh:
-                with open(pack, "ab") as f:
-                    for url, body in fresh.items():
-                        data = body.encode("utf-8")
-                        f.write(data)
-                        self.index[url]["body"] = [size, len(data), hashlib.sha256(data).hexdigest()[:16]]
-                        size += len(data)
+            with open(pack, "ab") as f:
+                for url, body in fresh.items():
+                    data = body.encode("utf-8")
+                    f.write(data)
+                    self.index[url]["body"] = [size, len(data), hashlib.sha256(data).hexdigest()[:16]]
+                    size += len(data)
+        except OSError:
+            self.unwritable = True
+
+    def save(self, built: list[Built], out: Path) -> None:
+        """After the site is written: pack new bodies (if not yet), note how each page's file looks, write the
+        index. An unwritable cache only means more work next time."""
+        self.pack(built)
+        if self.unwritable:
+            return
+        pages = {b.page.url for b in built} | self.extras
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
             for url in list(self.index):
                 if url not in pages:
                     del self.index[url]

@@ -35,7 +35,7 @@ def arg_parser() -> argparse.ArgumentParser:
                    "(default: content/site.yaml's seeds, 20)")
     p.add_argument("--executor", default="local", metavar="local|dask:local|dask:ADDRESS",
                    help="where experiment runs execute (default: local processes)")
-    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed, at once "
+    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed and rendered, at once "
                    "(default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
     p.add_argument("--out", type=Path, help="output folder (default: site/ in the course folder)")

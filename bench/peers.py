@@ -192,7 +192,7 @@ def scale(base: Path, python: str, build: Path, pages: tuple, log, sizes=(200, 1
                  "p = subprocess.run(sys.argv[1:], capture_output=True); w = time.perf_counter() - t; "
                  "print(p.returncode, w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
         runs = []
-        for _ in range(3 if n <= 1000 else 2):
+        for _ in range(5 if n <= 200 else 3):  # the small size is the noisiest, and the cheapest
             shutil.rmtree(course / ".cache", ignore_errors=True)
             shutil.rmtree(course / "site", ignore_errors=True)
             done = subprocess.run([python, "-c", probe, python, str(build), "--root", str(course), "--no-search",

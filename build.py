@@ -154,6 +154,7 @@ def parse(course, measured, pages_cache, site, args: argparse.Namespace, say) ->
 
     # A renderer upgrade re-renders every page.
     renderers = " ".join(package_version(name) for name in RENDERERS)
+
     def meanwhile(files: list[str]) -> None:
         """While the workers parse: create the files those pages go to, compile the other templates."""
         site.prepare(files)
@@ -215,8 +216,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
             built.html = templates.page_html(env, course, built, measured, info)
         built.resolved = resolved(built)
     pairs = side_by_side(course, pages, measured, todo, sizes, pages_cache, out, files, say)
-    for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
-        if pairs:
+    if pairs:
+        for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
             templates.get_template(env, name, course.root)
 
     def make(i: int) -> None:

@@ -90,7 +90,7 @@ def code_hash(path: Path) -> str:
 
 
 def cache_key(code: str, seed: int) -> str:
-    identity = (f"{code} seed={seed} python={'.'.join(map(str, sys.version_info[:3]))} numpy={package_version('numpy')} "
+    identity = (f"{code} seed={seed} python={sys.version.split()[0]} numpy={package_version('numpy')} "
                 f"runner={hashlib.sha256(RUNNER.read_bytes()).hexdigest()[:12]} {json.dumps(numeric_env())}")
     return hashlib.sha256(identity.encode()).hexdigest()[:20]
 

@@ -118,7 +118,7 @@ class Staging:
         try:
             self._put(rel, data)
         except OSError as exc:
-            raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out) from None
+            raise self._failed(exc) from None
 
     def write(self, files: dict, finish=None) -> None:
         """files maps a path inside the site ("zh/lesson-l5.html") to its bytes, KEEP or WRITTEN; finish(folder),
@@ -139,7 +139,10 @@ class Staging:
                 finish(self.path)
             _swap(self.path, self.out)
         except OSError as exc:
-            raise BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out) from None
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> BuildError:
+        return BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out)
 
     def _put(self, rel: str, data: bytes | None) -> None:
         target, previous = self.path / rel, self.out / rel

@@ -80,7 +80,7 @@ def _files_of(shells: list, site) -> list[str]:
     """The site files made from these pages: each page's own, and the side-by-side pages it is part of."""
     from . import parallel
 
-    source, names = site.config["source_language"], {}
+    source, names = site.source_language, {}
     for b in shells:
         names[b.page.url] = None
         others = [lang for lang in site.languages if lang != source] if b.lang == source else [b.lang]
@@ -90,10 +90,7 @@ def _files_of(shells: list, site) -> list[str]:
 
 def _parse(shells: list, work: tuple, workers: int, meanwhile=None) -> list:
     if workers == 1:
-        results = [_page(b, *work) for b in shells]
-        if meanwhile is not None:
-            meanwhile()
-        return results
+        return in_processes(lambda i: _page(shells[i], *work), len(shells), 1, meanwhile)
     markdown.parser()  # made once, before the fork, and inherited
 
     def one(i: int) -> tuple:
@@ -206,14 +203,14 @@ def page_ids(built: Built) -> set:
 def check_links(built: list[Built]) -> None:
     """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
     the page it names; else file:line and a did-you-mean."""
+    import difflib
+
     by_url = {b.page.url: b for b in built}
     known: dict = {}
     for b in built:
         for url, label, line in b.collected.refs:
             labels = by_url[url].collected.labels
             if label not in labels:
-                import difflib
-
                 kind, _, name = label.partition(":")
                 close = difflib.get_close_matches(label, sorted(labels), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -226,8 +223,6 @@ def check_links(built: list[Built]) -> None:
             if url not in known:
                 known[url] = page_ids(by_url[url])
             if anchor not in known[url]:
-                import difflib
-
                 close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
                 hint = f" (did you mean #{close[0]}?)" if close else ""
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")

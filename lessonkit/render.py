@@ -101,7 +101,7 @@ def warm(env: jinja2.Environment) -> None:
     for name in env.list_templates(extensions=["html", "xml"]):
         try:
             env.get_template(name)
-        except Exception:  # noqa: S112 (reported where the template is used)
+        except Exception:  # reported where the template is used
             continue
 
 

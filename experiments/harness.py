@@ -20,9 +20,13 @@ of the seeds), with the reason in its note.
 
 A value at the level of floating-point error (a difference that is 0 with one
 BLAS kernel and 1.6e-15 with another) is not a measurement of the idea: return
-it as ``below(x, 1e-12)`` or ``above(x, 1e12)``. Pages then show the bound
-("below 10⁻¹²"), the full value stays in the provenance, and a run whose value
-breaks its bound fails.
+it as ``below(x, 1e-12)`` or ``above(x, 1e12)``, a list of such values as
+``below(xs, 1e-12)`` (shown as "all below 10⁻¹²"), or bound single elements of a
+list (``[d, below(e, 1e-12)]``). Pages then show the bound ("below 10⁻¹²"), the
+full value stays in the provenance, and a run whose value breaks its bound fails.
+A value that is really that small and is the measurement (a gradient that has
+vanished to 1e-20) says so: ``tiny(x, why="...")``. The build refuses any other
+shown float below 1e-9 in magnitude: it cannot tell such a number from noise.
 
 This module only needs numpy and the standard library, so an experiment runs
 on its own: ``python experiments/multires.py --seed 3``.
@@ -61,24 +65,75 @@ class Claim:
 
 @dataclass(frozen=True)
 class Bound:
-    """A value shown as a bound: its size is floating-point noise, only the bound is a measurement."""
+    """A value shown as a bound: its size is floating-point noise, only the bound is a measurement.
+    A list value is bounded element by element ("all below 10⁻¹²")."""
 
-    value: float
+    value: float | list
     op: str  # "<" or ">"
     limit: float
 
     def holds(self) -> bool:
-        return self.value < self.limit if self.op == "<" else self.value > self.limit
+        xs = self.value if isinstance(self.value, list) else [self.value]
+        return all(x < self.limit if self.op == "<" else x > self.limit for x in xs)
+
+
+def _floats(value):
+    if isinstance(value, (list, tuple)) or getattr(value, "ndim", 0):
+        return [float(v) for v in value]
+    return float(value)
 
 
 def below(value, limit: float) -> Bound:
-    """A value that is noise below `limit` (shown as "below 10⁻¹²")."""
-    return Bound(float(value), "<", float(limit))
+    """A value (or every element of a list) that is noise below `limit` (shown as "below 10⁻¹²")."""
+    return Bound(_floats(value), "<", float(limit))
 
 
 def above(value, limit: float) -> Bound:
-    """A value that is noise above `limit` (shown as "more than 10¹²")."""
-    return Bound(float(value), ">", float(limit))
+    """A value (or every element of a list) that is noise above `limit` (shown as "more than 10¹²")."""
+    return Bound(_floats(value), ">", float(limit))
+
+
+@dataclass(frozen=True)
+class Tiny:
+    """A value below the noise floor that is nevertheless the measurement; `why` says why it is not noise."""
+
+    value: float | list
+    why: str
+
+
+def tiny(value, why: str) -> Tiny:
+    """Declare a really small measured value (or list): shown with its digits, not refused as noise."""
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError("tiny() needs why=: the reason this small value is a measurement, not noise")
+    return Tiny(_floats(value), why.strip())
+
+
+def declarations(raw: dict) -> tuple[dict, dict, dict]:
+    """run()'s dict as (values, bounds, tiny): bounds[k] is [op, limit] for a value or a whole list,
+    or a list of [op, limit] / None per element; tiny[k] is the reason a small value is real."""
+    values, bounds, small = {}, {}, {}
+    for key, v in raw.items():
+        if isinstance(v, Bound):
+            bounds[key], v = [v.op, v.limit], v.value
+        elif isinstance(v, Tiny):
+            small[key], v = v.why, v.value
+        elif isinstance(v, (list, tuple)) and any(isinstance(e, Bound) for e in v):
+            bounds[key] = [[e.op, e.limit] if isinstance(e, Bound) else None for e in v]
+            v = [e.value if isinstance(e, Bound) else e for e in v]
+        values[key] = plain(v)
+    return values, bounds, small
+
+
+def bound_breaks(value, bound) -> tuple | None:
+    """The first number of `value` that breaks its declared bound, with that bound; or None."""
+    if isinstance(bound[0], str):  # one bound for the value, or for every element of a list
+        pairs = [(x, bound) for x in (value if isinstance(value, list) else [value])]
+    else:
+        pairs = zip(value, bound, strict=True)
+    for x, b in pairs:
+        if b is not None and not Bound(x, b[0], b[1]).holds():
+            return x, b
+    return None
 
 
 def increasing(xs) -> bool:
@@ -207,15 +262,16 @@ def measure(module, seed: int) -> dict:
     start = time.perf_counter()
     raw = module.run(seed, **params)
     elapsed = time.perf_counter() - start
-    bounds = {k: [v.op, v.limit] for k, v in raw.items() if isinstance(v, Bound)}
-    values = {k: plain(v.value if isinstance(v, Bound) else v) for k, v in raw.items()}
+    values, bounds, small = declarations(raw)
     try:
         check_values(values)
     except (TypeError, ValueError) as exc:
         raise _located(exc, value_lines(module, [exc.key]).get(exc.key)) from None
-    for key, (op, limit) in bounds.items():
-        if not Bound(values[key], op, limit).holds():
-            raise _located(ValueError(f"value {key!r} = {values[key]!r} is shown as {op} {limit:g}, which it is not"),
+    for key, bound in bounds.items():
+        broken = bound_breaks(values[key], bound)
+        if broken is not None:
+            (x, (op, limit)) = broken
+            raise _located(ValueError(f"value {key!r} = {x!r} is shown as {op} {limit:g}, which it is not"),
                            value_lines(module, [key]).get(key))
     claims = []
     for claim in module.CLAIMS:
@@ -246,6 +302,7 @@ def measure(module, seed: int) -> dict:
         "params": params,
         "values": values,
         "bounds": bounds,
+        "tiny": small,
         "claims": claims,
         "function": "run",
         "source_lines": [lines[1], lines[1] + len(lines[0]) - 1],
@@ -287,7 +344,11 @@ def main(module, argv=None) -> int:
                 print(f"        must hold on {claim['holds_on']:.0%} of the seeds: a miss on one seed is allowed")
             for key in claim["shows"]:
                 bound = report["bounds"].get(key)
-                shown = _show(report["values"][key]) + (f"  (shown as {bound[0]} {bound[1]:g})" if bound else "")
+                if bound and isinstance(bound[0], str):
+                    bound = f"  (shown as {bound[0]} {bound[1]:g})"
+                elif bound:
+                    bound = "  (shown as " + ", ".join(f"{b[0]} {b[1]:g}" if b else "digits" for b in bound) + ")"
+                shown = _show(report["values"][key]) + (bound or "")
                 print(f"        {module.NAME}.{key} = {shown}")
         total = len(report["claims"])
         passed = sum(c["passed"] for c in report["claims"])

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from .claims import split_index
 from .errors import BuildError
-from .numbers import E_NOTATION, FormatError, format_bound, format_value, raw
+from .numbers import E_NOTATION, FormatError, raw, show, variants
 from .output import MANIFEST
 
 
@@ -261,21 +261,30 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
         if E_NOTATION.search(text):
             out.append(f"{rel}: value {key}: shows e-notation {text!r}")
         base = split_index(key)[0]
-        if base in m.bounds:
-            expected = format_bound(*m.bounds[base], strings[lang])
-        else:
-            try:
-                expected = format_value(value, fmt, strings[lang]["list_sep"])
-            except FormatError as exc:
-                out.append(f"{rel}: value {key}: {exc}")
-                continue
+        bound, tiny = m.bound_of(key), base in m.tiny
+        try:
+            expected = show(value, fmt, strings[lang], bound, tiny)
+            # Another machine, played here: every float moved by the noise its kernels could make.
+            moved = next((v for v in variants(value, tiny) if show(v, fmt, strings[lang], bound, tiny) != expected),
+                         None)
+        except FormatError as exc:
+            out.append(f"{rel}: value {key}: {exc}")
+            continue
         if text != expected:
             out.append(f"{rel}: value {key}: shows {text!r} but the measured value formats as {expected!r}")
+        if moved is not None:
+            out.append(f"{rel}: value {key}: shows {expected!r}, but {raw(moved)} (the same value as another "
+                       f"machine may compute it) would show {show(moved, fmt, strings[lang], bound, tiny)!r}")
         if "data-min" in attrs or "data-max" in attrs:
             span = m.ranges.get(key)
             if span is None or (attrs.get("data-min"), attrs.get("data-max")) != (raw(span[0]), raw(span[1])):
                 out.append(f"{rel}: value {key}: range {attrs.get('data-min')}..{attrs.get('data-max')} is not the "
                            f"range over the seeds ({span and raw(span[0])}..{span and raw(span[1])})")
+            for end in span or ():
+                if any(show(v, fmt, strings[lang], None, tiny) != show(end, fmt, strings[lang], None, tiny)
+                       for v in variants(end, tiny)):
+                    out.append(f"{rel}: value {key}: the end {raw(end)} of its range over the seeds would show "
+                               f"other digits on another machine")
     return out
 
 

@@ -39,6 +39,8 @@ class Claim:
     # False only for a claim allowed to fail on some seeds (holds_on < 1) that fails on the course seed:
     # the page's numbers are a counterexample, so they carry no tick for it.
     on_course_seed: bool = True
+    # False when every value the criterion reads is a parameter: it tests nothing measured.
+    measures: bool = True
 
     @property
     def required(self) -> int:
@@ -57,11 +59,25 @@ def required(share: float, seeds: int) -> int:
 class Measurements:
     values: dict = field(default_factory=dict)  # full key -> value (the course seed's)
     claims: dict = field(default_factory=dict)  # full key -> Claim
-    claim_of_value: dict = field(default_factory=dict)  # value key -> claim key
-    bounds: dict = field(default_factory=dict)  # value key -> (op, limit): shown as a bound
+    claim_of_value: dict = field(default_factory=dict)  # value key -> the claim whose tick it carries
+    claim_listing: dict = field(default_factory=dict)  # value key -> the first claim that lists it (its row)
+    # value key -> [op, limit] (the value, or every element of a list) or a list of [op, limit] / None per element
+    bounds: dict = field(default_factory=dict)
+    tiny: dict = field(default_factory=dict)  # value key -> why a float below the noise floor is a measurement
+    parameters: dict = field(default_factory=dict)  # value key -> ("set" | "computed", line): not measured
+    lines: dict = field(default_factory=dict)  # value key -> (experiment file, line that stores it)
+    counted: set = field(default_factory=set)  # value keys the build counts from the claims (claims.held …)
     ranges: dict = field(default_factory=dict)  # scalar value key -> (min, max) over the seeds
     seeds: list = field(default_factory=list)
     reports: list = field(default_factory=list)
+
+    def bound_of(self, key: str):
+        """The bound `key` is shown as: the whole value's, or its element's (None: shown as digits)."""
+        base, index = split_index(key)
+        bound = self.bounds.get(base)
+        if bound is None or index is None or isinstance(bound[0], str):
+            return bound
+        return bound[index]
 
     def value(self, key: str):
         """A value by key; `key[i]` is element i of a list value (negative counts from the end)."""
@@ -149,8 +165,8 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
         name, data = report.name, report.data
         for vid, value in data["values"].items():
             m.values[f"{name}.{vid}"] = value
-        for vid, (op, limit) in data.get("bounds", {}).items():
-            m.bounds[f"{name}.{vid}"] = (op, limit)
+            m.lines[f"{name}.{vid}"] = (str(report.path), data.get("lines", {}).get(vid))
+        _declarations(m, report)
         _spread(m, report)
         passed = 0
         for c in data["claims"]:
@@ -162,12 +178,19 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
                 holds_on=float(c.get("holds_on", 1.0)), seeds=len(report.seeds),
             )
             _judge(claim, c, report, verdicts)
+            read = reads(claim.criterion, data["values"])
+            claim.measures = any(f"{name}.{vid}" not in m.parameters for vid in read)
             passed += 1
             m.claims[claim.key] = claim
             for vkey in claim.shows if claim.on_course_seed else ():
-                m.claim_of_value.setdefault(vkey, claim.key)
+                m.claim_listing.setdefault(vkey, claim.key)
+                if vkey not in m.parameters:  # a parameter is set, not verified: it carries no tick
+                    m.claim_of_value.setdefault(vkey, claim.key)
         # Counts a page can state honestly: claims that hold, and first criteria the data still refutes.
         refuted = sum(1 for c in data["claims"] if c["refuted"])
+        for k in ("passed", "total", "held", "refuted"):
+            m.counted.add(f"{name}.claims.{k}")
+            m.lines[f"{name}.claims.{k}"] = (str(report.path), None)
         m.values[f"{name}.claims.passed"] = passed
         m.values[f"{name}.claims.total"] = len(data["claims"])
         m.values[f"{name}.claims.held"] = len(data["claims"]) - refuted
@@ -210,18 +233,81 @@ def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
                          report.path, claim.line)
 
 
+def reads(criterion: str, values: dict) -> set[str]:
+    """The value ids a criterion reads: its dotted names (p2.ratio, gpt.proj_flops[0]) that name a value,
+    or a whole group of them (p3)."""
+    import ast
+
+    try:
+        tree = ast.parse(criterion, mode="eval")
+    except SyntaxError:
+        return set(values)  # an unreadable criterion is judged elsewhere; assume it reads everything
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            name = ".".join([node.id, *reversed(parts)])
+            out |= {vid for vid in values if vid == name or vid.startswith(name + ".") or name.startswith(vid + ".")}
+    return out
+
+
+def _bad_bound(bound, value) -> str | None:
+    def pair(b):
+        return isinstance(b, (list, tuple)) and len(b) == 2 and b[0] in ("<", ">") \
+            and isinstance(b[1], (int, float)) and math.isfinite(b[1]) and b[1] != 0
+
+    if pair(bound):
+        return None
+    if isinstance(bound, list) and isinstance(value, list) and len(bound) == len(value) \
+            and all(b is None or pair(b) for b in bound):
+        return None
+    return f"a bound must be [op, limit] or one per element, not {bound!r}"
+
+
+def _declarations(m: Measurements, report: Report) -> None:
+    """Bounds and tiny declarations, checked here (the report is the experiment's word); parameters, found
+    by reading the experiment's code and confirmed by a value that is the same on every seed."""
+    from .numbers import element_bounds
+    from .provenance import parameter_of
+
+    name, data = report.name, report.data
+    for vid, bound in data.get("bounds", {}).items():
+        key, value = f"{name}.{vid}", data["values"].get(vid)
+        problem = "it is not a value" if value is None else _bad_bound(bound, value)
+        if problem:
+            raise BuildError(f"value {key}: {problem}", report.path, data.get("lines", {}).get(vid))
+        m.bounds[key] = bound
+        for seed in report.seeds:  # a bound must hold on every seed
+            x = report.runs[seed]["values"].get(vid)
+            xs = x if isinstance(x, list) else [x]
+            each = element_bounds(bound, len(xs)) if isinstance(x, list) else [tuple(bound)]
+            for i, (v, b) in enumerate(zip(xs, each, strict=False)):
+                if b and not (isinstance(v, (int, float)) and (v < b[1] if b[0] == "<" else v > b[1])):
+                    where = f"[{i}]" if isinstance(x, list) else ""
+                    raise BuildError(f"value {key}{where} = {v!r} on seed {seed} is shown as {b[0]} {b[1]:g}, "
+                                     f"which it is not", report.path, data.get("lines", {}).get(vid))
+    for vid, why in data.get("tiny", {}).items():
+        if vid in data["values"] and isinstance(why, str) and why.strip():
+            m.tiny[f"{name}.{vid}"] = why
+    for vid in data["values"]:
+        found = parameter_of(report.parameters, vid)
+        if found and all(report.runs[s]["values"].get(vid) == data["values"][vid] for s in report.seeds):
+            m.parameters[f"{name}.{vid}"] = found
+
+
 def _spread(m: Measurements, report: Report) -> None:
-    """Each scalar value's range over the seeds; a bound must hold on every seed."""
+    """Each scalar value's range over the seeds (a bound's holds on every seed: see _declarations)."""
     name = report.name
     for vid, value in report.data["values"].items():
         key = f"{name}.{vid}"
         seen = [report.runs[s]["values"].get(vid) for s in report.seeds]
         if key in m.bounds:
-            op, limit = m.bounds[key]
-            for seed, x in zip(report.seeds, seen, strict=True):
-                if not isinstance(x, (int, float)) or not (x < limit if op == "<" else x > limit):
-                    raise BuildError(f"value {key} = {x!r} on seed {seed} is shown as {op} {limit:g}, which it is not",
-                                     report.path)
             continue
         if isinstance(value, (int, float)) and all(isinstance(x, (int, float)) for x in seen):
             m.ranges[key] = (min(seen), max(seen))

@@ -24,7 +24,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import sandbox
+from . import provenance, sandbox
 from .errors import BuildError
 from .versions import numeric_env, package_version
 
@@ -42,6 +42,7 @@ class Report:
     digests: dict  # seed -> SHA-256 of the report
     ran: int = 0  # runs made by this build (the rest came from the cache)
     code_hash: str = ""
+    parameters: dict = field(default_factory=dict)  # value id (or pattern) -> ("set" | "computed", line)
 
     @property
     def data(self) -> dict:
@@ -202,7 +203,8 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
             raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
                              "content/site.yaml")
         code = code_hash(path)
-        report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code)
+        report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
+                        parameters=provenance.parameters(path.read_text("utf-8")))
         for seed in seeds:
             hit = None if force else load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
             if hit:

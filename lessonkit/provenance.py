@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,3 +83,158 @@ def snippet(root: Path, experiment: str, lines: list[int], context: int = 1, mos
         out.append(f'<span class="ln{" hl" if number in wanted else ""}">{number:>3}</span> {text}')
         previous = number
     return {"first": keep[0], "last": keep[-1], "html": "\n".join(out)}
+
+
+# -- parameters: values an experiment sets rather than measures ---------------------------------
+
+# Calls that compute from their arguments alone. Anything random, timed or read from outside is not here.
+_PURE_BUILTINS = {"len", "range", "min", "max", "sum", "abs", "round", "int", "float", "bool", "list", "tuple",
+                  "dict", "set", "sorted", "reversed", "zip", "enumerate", "divmod", "pow", "str", "all", "any",
+                  "True", "False", "None"}
+# Names and attributes that make an expression depend on more than its parameters.
+_IMPURE = {"random", "rng", "default_rng", "time", "perf_counter", "monotonic", "open", "input", "environ",
+           "getenv", "urandom", "seed", "print", "eval", "exec", "globals", "locals", "getattr", "setattr"}
+
+
+_MUTATORS = {"append", "extend", "update", "insert", "setdefault", "add", "pop", "clear", "sort", "fill"}
+
+
+def _names(node: ast.AST):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            yield n.id
+        elif isinstance(n, ast.Attribute):
+            yield n.attr
+
+
+def _pure_functions(tree: ast.Module) -> set[str]:
+    """Module-level functions that compute from their arguments alone (and other such functions)."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    pure = {name for name, f in functions.items() if not _IMPURE & set(_names(f))}
+    changed = True
+    while changed:  # a function that calls an impure one is impure
+        changed = False
+        for name in sorted(pure):
+            called = {n.func.id for n in ast.walk(functions[name]) if isinstance(n, ast.Call)
+                      and isinstance(n.func, ast.Name) and n.func.id in functions}
+            if called - pure:
+                pure.discard(name)
+                changed = True
+    return pure
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Names bound inside an expression: comprehension targets and lambda arguments."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.comprehension):
+            out |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.Lambda):
+            out |= {a.arg for a in n.args.args}
+    return out
+
+
+def parameters(source: str) -> dict[str, tuple[str, int]]:
+    """The values of run()'s dict that its parameters alone decide: key (or f-string key pattern) ->
+    ("set", line in PARAMS) for a parameter passed through, ("computed", line that stores it) for one
+    computed from parameters only (d_k = d_model // h). Found by reading the code, not by running it:
+    a value counts only if every name it is made from is a parameter, a constant or a pure function."""
+    import re
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    params = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PARAMS" for t in node.targets) \
+                and isinstance(node.value, ast.Dict):
+            params = {k.value: k.lineno for k in node.value.keys if isinstance(k, ast.Constant)}
+    run = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)
+    if run is None:
+        return {}
+    args = [a.arg for a in run.args.posonlyargs + run.args.args][1:] + [a.arg for a in run.args.kwonlyargs]
+    known = set(args) | _pure_functions(tree) | _PURE_BUILTINS | {"np", "math"}
+    known |= {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+              for t in n.targets if isinstance(t, ast.Name)}  # module constants
+    # A container filled as run() goes (out["x"] = …, xs.append(…)) holds measurements too: never a parameter.
+    mutated = {n.value.id for n in ast.walk(run) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+               and isinstance(n.value, ast.Name)}
+    mutated |= {n.func.value.id for n in ast.walk(run) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name) and n.func.attr in _MUTATORS}
+    known -= mutated
+    derived = set(args) - mutated
+    found: dict[str, tuple[str, int]] = {}
+
+    def only_params(expr) -> bool:
+        names = set(_names(expr))
+        if names & _IMPURE:
+            return False
+        loads = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        return loads <= known | derived | _bound_names(expr)
+
+    def key_of(expr) -> str | None:
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return expr.value
+        if isinstance(expr, ast.JoinedStr):  # out[f"gpt.{key}"]: a pattern, matched against the keys later
+            return "re:" + "".join(re.escape(v.value) if isinstance(v, ast.Constant) else ".+?" for v in expr.values)
+        return None
+
+    def note(key_expr, value) -> None:
+        key = key_of(key_expr)
+        if key is None or not only_params(value):
+            return
+        if isinstance(value, ast.Name) and value.id in params:
+            found.setdefault(key, ("set", params[value.id]))
+        else:
+            found.setdefault(key, ("computed", key_expr.lineno))
+
+    def dicts(expr) -> None:
+        for n in ast.walk(expr):
+            if isinstance(n, ast.Dict):
+                for k, v in zip(n.keys, n.values, strict=True):
+                    if k is not None:
+                        note(k, v)
+
+    def targets(t) -> set[str]:
+        return {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def walk(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+                dicts(stmt.value)
+                goals = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                pure = only_params(stmt.value) and not isinstance(stmt, ast.AugAssign)
+                for t in goals:
+                    if isinstance(t, ast.Subscript):  # out["p2.ratio"] = …
+                        note(t.slice, stmt.value)
+                    elif pure:
+                        derived.update(targets(t) - mutated)
+                    else:
+                        derived.difference_update(targets(t))
+            elif isinstance(stmt, ast.For):
+                if only_params(stmt.iter):
+                    derived.update(targets(stmt.target) - mutated)
+                else:
+                    derived.difference_update(targets(stmt.target))
+                walk(stmt.body)
+                walk(stmt.orelse)
+            elif isinstance(stmt, (ast.If, ast.While, ast.With, ast.Try)):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    walk(getattr(stmt, field, []) or [])
+            elif isinstance(stmt, ast.ExceptHandler):
+                walk(stmt.body)
+            elif isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
+                dicts(stmt.value)  # out.update({...}), return {...}
+
+    walk(run.body)
+    return found
+
+
+def parameter_of(found: dict, vid: str) -> tuple[str, int] | None:
+    """`parameters()`'s entry for a value id, exact or through an f-string key pattern."""
+    import re
+
+    if vid in found:
+        return found[vid]
+    return next((v for k, v in found.items() if k.startswith("re:") and re.fullmatch(k[3:], vid)), None)

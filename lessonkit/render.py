@@ -148,14 +148,16 @@ def claim_rows(m, strings: dict, claims: list) -> list[dict]:
                           for k in m.claims[key].shows]} for key in claims]
 
 
-def panels(root: Path, m, collected) -> list[dict]:
+def panels(root: Path, m, collected, strings: dict) -> list[dict]:
     """One provenance panel per claim and per experiment the page shows."""
     from . import provenance
 
     highlight = root / ".cache" / "highlight"
 
     def values(keys):
-        return [{"key": k, "raw": raw(m.values[k]), "noise": k in m.bounds} for k in keys]
+        return [{"key": k, "raw": raw(m.value(k)), "noise": m.bound_of(k) is not None,
+                 "tiny": m.tiny.get(k.partition("[")[0], ""), "set": shown.parameter_label(m, strings, k) or ""}
+                for k in keys]
 
     out = []
     for key in collected.claims:
@@ -168,7 +170,7 @@ def panels(root: Path, m, collected) -> list[dict]:
                     "experiment": claim.experiment, "seed": claim.seed})
     for report in m.reports:
         if report.name in collected.experiments:
-            keys = [k for k in collected.values if k.startswith(report.name + ".") and k not in m.claim_of_value]
+            keys = [k for k in collected.values if k.startswith(report.name + ".") and k.partition("[")[0] not in m.claim_of_value]
             lines = [provenance.value_line(report, k) for k in keys]
             anchor = shown.experiment_anchor(report.name)
             out.append({"id": shown.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
@@ -197,7 +199,7 @@ def _with_summary(env, root: Path, built: Built, m, strings: dict) -> str:
         return body.replace(SUMMARY_SLOT, "")
     summary = _render(env, root, "_summary.html", s=strings, lang=built.lang,
                       rows=claim_rows(m, strings, collected.claims), experiments=experiment_rows(m, collected),
-                      standalone=SUMMARY_SLOT not in body, panels=panels(root, m, collected))
+                      standalone=SUMMARY_SLOT not in body, panels=panels(root, m, collected, strings))
     return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
@@ -246,7 +248,7 @@ def parallel_html(env, course, src: Built, other: Built, m, sizes: dict, labels:
     if collected.claims or collected.experiments:
         summary = _render(env, course.root, "_summary.html", s=strings, lang=src.lang,
                           rows=claim_rows(m, strings, collected.claims), experiments=experiment_rows(m, collected),
-                          standalone=True, panels=panels(course.root, m, collected))
+                          standalone=True, panels=panels(course.root, m, collected, strings))
     depth = "../" * here.count("/")
     return strip_markers(_render(
         env, course.root, "parallel.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,

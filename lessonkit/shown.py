@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from .errors import BuildError
-from .numbers import FormatError, default_spec, format_bound, format_value, fragile, raw
+from .numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
 
 
 def claim_anchor(key: str) -> str:
@@ -26,21 +26,49 @@ def panel_id(target: str) -> str:
 
 
 def text(m, strings: dict, key: str, value, spec: str | None) -> str:
-    """What the reader sees for a value: its digits, or its bound when it is floating-point noise."""
+    """What the reader sees for a value: its digits, or its bound when it is floating-point noise.
+
+    Refused, at the experiment's line: a float below the noise floor that its experiment did not declare
+    (as a bound, or as a tiny measurement), and a number whose text another machine could change."""
     from .claims import split_index
 
-    bound = m.bounds.get(split_index(key)[0])
-    if bound:
-        return format_bound(*bound, strings)
+    base, index = split_index(key)
+    bound, tiny = m.bound_of(key), base in m.tiny
     try:
-        shown = format_value(value, spec, strings["list_sep"])
+        shown = show(value, spec, strings, bound, tiny)
     except FormatError as exc:
         raise BuildError(str(exc)) from None
-    edge = fragile(value, spec)
-    if edge is not None:
-        raise BuildError(f"value {key} = {edge!r} sits on a rounding boundary of format {spec or default_spec(edge)!r}: "
-                         f"another machine may show other digits; choose another format")
+    many = isinstance(value, list)
+    each = (element_bounds(bound, len(value)) or [None] * len(value)) if many else [bound]
+    for i, (x, b) in enumerate(zip(value if many else [value], each, strict=True)):
+        if b is not None or isinstance(x, int):
+            continue
+        name = f"{base}[{i}]" if many else key
+        path, line = m.lines.get(base, (None, None))
+        if abs(x) < NOISE_FLOOR and not tiny:
+            raise BuildError(f"value {name} = {x!r} is below {NOISE_FLOOR:g}: it cannot be told from floating-point "
+                             f"noise; return it as harness.below(x, limit), or as harness.tiny(x, why=...) if it is "
+                             f"the measurement", path, line)
+        if unstable(x, spec, tiny) is not None:
+            raise BuildError(f"value {name} = {x!r} sits on a rounding boundary of format "
+                             f"{spec or default_spec(x)!r}: another machine may show other digits; choose another "
+                             f"format", path, line)
     return shown
+
+
+def parameter_label(m, strings: dict, key: str) -> str | None:
+    """Where a value that is not a measurement comes from: "set by experiments/heads.py (PARAMS, line 43)",
+    "computed from the parameters alone (…)", "counted by the build (…)"; None for a measurement."""
+    from .claims import split_index
+
+    base = split_index(key)[0]
+    if base in m.counted:
+        return strings["counted"].format(file=m.lines[base][0])
+    found = m.parameters.get(base)
+    if found is None:
+        return None
+    kind, line = found
+    return strings[f"param_{kind}"].format(file=m.lines.get(base, ("",))[0], line=line)
 
 
 def target(m, key: str) -> tuple[str | None, str]:
@@ -56,14 +84,18 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
     Marks stay quiet: a value a claim verifies carries a small ✓ that opens the claim's provenance;
     a parameter (no claim) is itself the control that opens its experiment's provenance, with no
     badge; mark=False (a repeat in the same paragraph, the summary table) shows the number alone."""
+    from .claims import split_index
+
     value = m.value(key)
     shown = text(m, strings, key, value, spec)
     attrs = f'data-key="{escape(key)}" data-value="{escape(raw(value))}"'
     if spec:
         attrs += f' data-format="{escape(spec)}"'
-    if key in m.bounds:
-        op, limit = m.bounds[key]
-        attrs += f' data-bound="{escape(op)}{limit!r}"'
+    bound = m.bound_of(key)
+    if bound is not None:  # "<1e-12"; one per element: ["<1e-12", null, …]
+        attrs += f' data-bound="{escape(bound_attr(bound))}"'
+    if split_index(key)[0] in m.tiny:
+        attrs += ' data-tiny=""'
     extra = ""
     if spread and key in m.ranges and len(m.seeds) > 1:
         low, high = m.ranges[key]
@@ -83,11 +115,22 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
             number += (f'<button type="button" class="mark" popovertarget="{panel_id(claim_anchor(claim))}" '
                        f'aria-label="{escape(strings["verified"])}: {escape(key)}">✓</button>')
     elif mark:
+        label = parameter_label(m, strings, key)
+        source = f"{key} {label}" if label else f'{strings["measured_by"]} {key}'
         number = (f'<button type="button" class="num param" popovertarget="{panel_id(experiment_anchor(experiment))}" '
-                  f'aria-label="{escape(shown)}, {escape(strings["measured_by"])} {escape(key)}">{escape(shown)}</button>')
+                  f'aria-label="{escape(shown)}, {escape(source)}">{escape(shown)}</button>')
     else:
         number = f'<span class="num">{escape(shown)}</span>'
     return f'<span class="value" {attrs}>{number}</span>{extra}'
+
+
+def bound_attr(bound) -> str:
+    """A bound as data-bound holds it: "<1e-12", or a JSON list of those (null: shown as digits) per element."""
+    import json
+
+    if isinstance(bound[0], str):
+        return f"{bound[0]}{bound[1]!r}"
+    return json.dumps([f"{b[0]}{b[1]!r}" if b else None for b in bound])
 
 
 def claim_status_html(m, strings: dict, key: str) -> str:

@@ -309,3 +309,35 @@ def make_book(root: Path, pages: int = 4) -> Path:
     course = make_big_course(root, pages)
     with_figure(course, page="p000")
     return append_to_page(course, "p000", EXERCISE)
+
+
+def moved_texts(site: Path, root: Path) -> list[str]:
+    """Every shown value of a site whose text changes when its floats move as another machine's would."""
+    from lessonkit import checks
+    from lessonkit.numbers import show, variants
+    from lessonkit.render import load_strings
+
+    manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
+    strings = load_strings(root, manifest["languages"])
+    by_tag = {strings[lang]["tag"]: lang for lang in strings}
+    out, seen = [], 0
+    for path in sorted(site.rglob("*.html")):
+        scan = checks.scan(path.read_text("utf-8"))
+        for attrs, text in scan.values:
+            words = strings[by_tag.get(attrs["_lang"], next(iter(strings)))]
+            value, spec = json.loads(attrs["data-value"]), attrs.get("data-format")
+            bound = attrs.get("data-bound")
+            if bound:
+                bound = json.loads(bound) if bound.startswith("[") else bound
+                bound = [b and [b[0], float(b[1:])] for b in bound] if isinstance(bound, list) else \
+                    [bound[0], float(bound[1:])]
+            seen += 1
+            tiny = "data-tiny" in attrs
+            if show(value, spec, words, bound, tiny) != text.strip():
+                out.append(f"{path.name} {attrs['data-key']}: the page's attributes do not give {text!r}")
+            for moved in variants(value, tiny):
+                if show(moved, spec, words, bound, tiny) != text.strip():
+                    out.append(f"{path.relative_to(site)} {attrs['data-key']}: {text!r} becomes "
+                               f"{show(moved, spec, words, bound, tiny)!r} at {moved!r}")
+    assert seen, "no shown value was found"
+    return out

@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 import yaml
-from conftest import ROOT, measured, run_build
+from conftest import ROOT, measured, moved_texts, run_build
 
 CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
 EXPERIMENTS = CONFIG.get("experiments", [])
@@ -204,6 +204,35 @@ def test_every_language_has_the_same_sections_values_and_audit_marks(site, page)
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_shown_value_is_what_the_experiment_prints(site, name):
     check_shown_values(name, site)
+
+
+def test_every_shown_value_reads_the_same_when_its_floats_move_as_on_another_machine(site):
+    """The perturbation rule on every shown value of the course, from the pages' own attributes: another
+    machine's kernels (a relative 1e-10, an absolute 1e-13, either way) change no text a reader sees."""
+    moved = moved_texts(site, ROOT)
+    assert moved == [], "\n".join(moved[:10])
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_no_parameter_is_labelled_measured(site, name):
+    """A value the experiment passes through from PARAMS is labelled as set there, on every page and language."""
+    from lessonkit.provenance import parameters
+
+    source = (ROOT / "experiments" / f"{name}.py").read_text("utf-8")
+    passed = {f"{name}.{k}" for k, (kind, _) in parameters(source).items() if kind == "set"}
+    measured_by = [yaml.safe_load((ROOT / "templates" / "i18n" / f"{lang}.yaml").read_text("utf-8"))["measured_by"]
+                   for lang in LANGUAGES]
+    seen = 0
+    for path in sorted(site.rglob("*.html")):
+        for tag, attrs in tags(path.read_text("utf-8")):
+            label = attrs.get("aria-label") or ""
+            key = next((k for k in passed if label.endswith(f" {k}") or f" {k} " in label), None)
+            if tag == "button" and key:
+                seen += 1
+                assert not any(word in label for word in measured_by), f"{path.relative_to(site)}: {label}"
+                assert "PARAMS" in label, f"{path.relative_to(site)}: {label}"
+    if passed:
+        assert seen, f"no page shows a parameter of {name}"
 
 
 def test_check_passes_on_the_real_site(site):

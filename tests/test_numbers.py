@@ -1,6 +1,17 @@
 import pytest
 
-from lessonkit.numbers import FormatError, format_bound, format_value, fragile, raw, scientific
+from lessonkit.numbers import (
+    ABSOLUTE_NOISE,
+    MACHINE_NOISE,
+    FormatError,
+    format_bound,
+    format_value,
+    raw,
+    scientific,
+    show,
+    unstable,
+    variants,
+)
 
 
 @pytest.mark.parametrize("x, decimals, text", [
@@ -55,13 +66,40 @@ def test_bounds_read_as_words_and_powers_of_ten():
     assert format_bound("<", 1e-9, {"bound_below": "低于 {}", "bound_above": ""}) == "低于 10⁻⁹"
 
 
-def test_a_value_on_a_rounding_boundary_is_fragile_only_under_an_authors_format():
-    assert fragile(0.125, ".2f") == 0.125  # 0.12 here, 0.13 if the last bit went up
-    assert fragile(0.1251, ".2f") is None
-    assert fragile([0.3, 0.125], ".2f") == 0.125
-    assert fragile(0.125, None) is None
-    assert format_value(0.125, None) == "0.125"  # the default takes a digit more instead
+def test_a_value_on_a_rounding_boundary_is_unstable_under_an_authors_format():
+    assert unstable(0.125, ".2f") == 0.125  # 0.12 here, 0.13 if the last bit went up
+    assert unstable(0.1251, ".2f") is None
+    assert unstable([0.3, 0.125], ".2f") == 0.125
+    assert unstable(0.125, None) is None  # the default takes a digit more instead
+    assert format_value(0.125, None) == "0.125"
     assert format_value(0.1251, None) == "0.13"
+
+
+def test_other_machines_are_played_by_moving_every_float_both_ways():
+    moved = variants(2.0)
+    assert sorted(moved) == sorted([2.0 * (1 - MACHINE_NOISE), 2.0 * (1 + MACHINE_NOISE),
+                                    2.0 - ABSOLUTE_NOISE, 2.0 + ABSOLUTE_NOISE])
+    assert variants([3, 0.5])[0][0] == 3  # integers are exact
+    assert all(v == 0.0 for v in variants(0.0, tiny=True))  # a declared tiny value moves relatively only
+    assert len(variants(1e-20, tiny=True)) == 2
+
+
+def test_noise_level_values_are_unstable_unless_declared_tiny():
+    # 1.6e-15 with one kernel, 1.7e-15 or 0.0 with another: no digits of it survive another machine
+    assert unstable(1.6e-15, None) == 1.6e-15
+    assert unstable([0.0, 0.0, 1.6e-15], None) == 0.0  # a float zero from cancellation is noise too
+    assert unstable(1.6e-15, None, tiny=True) is None  # a real measurement of that size keeps its digits
+    assert unstable([0, 3], None) is None  # integer zeros are exact
+    assert unstable(2.38, None) is None
+
+
+def test_a_list_shows_its_bounds_whole_or_element_by_element():
+    words = {"list_sep": ", ", "bound_below": "below {}", "bound_above": "more than {}",
+             "bound_all_below": "all below {}", "bound_all_above": "all more than {}"}
+    assert show([0.0, 1.6e-15], None, words, ["<", 1e-12]) == "all below 10⁻¹²"
+    assert show(0.0, None, words, ["<", 1e-12]) == "below 10⁻¹²"
+    assert show([0.0032, 1.6e-15], None, words, [None, ["<", 1e-12]]) == "0.0032, below 10⁻¹²"
+    assert show([0.5, 2.0], ".1f", words) == "0.5, 2.0"
 
 
 def test_format_widths_are_capped():

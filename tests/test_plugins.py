@@ -24,7 +24,7 @@ def measurements() -> Measurements:
                   shows=["exp.ratio"], refuted=False, note={}, experiment="experiments/exp.py",
                   seed=0, params={}, source_lines=[1, 2], versions={})
     m.claims = {claim.key: claim}
-    m.claim_of_value = {"exp.ratio": "exp.vanish"}
+    m.claim_of_value = m.claim_listing = {"exp.ratio": "exp.vanish"}
     return m
 
 

@@ -258,14 +258,13 @@ def test_a_child_left_running_neither_blocks_the_build_nor_outlives_it(tmp_path)
     assert not marker.exists(), "the experiment's child process was killed with it"
 
 
-def test_a_value_at_rounding_level_shown_plainly_gets_a_warning(tmp_path):
+def test_a_value_at_rounding_level_shown_plainly_is_refused_at_the_line_that_stores_it(tmp_path):
     source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "gap": float(abs(1 - (0.1 + 0.2) / 0.3)),')
     pages = {lang: text + "\n{val}`tiny.gap`\n" for lang, text in TINY_PAGES.items()}
     root = make_course(tmp_path / "c", experiment=source, pages=pages)
-    result = build(root, "--seeds", "1")
-    assert result.returncode == 0, result.stderr
-    line = len(pages["zh"].splitlines())
+    error = one_line_error(build(root, "--seeds", "1"))
+    stored = next(n for n, line in enumerate(source.splitlines(), 1) if '"gap":' in line)
     gap = abs(1 - (0.1 + 0.2) / 0.3)
-    assert (f"warning: content/zh/page.md:{line}: value tiny.gap = {gap!r} is at the level of "
-            "floating-point error") in result.stdout
-    assert "harness.below" in result.stdout
+    assert error.startswith(f"error: experiments/tiny.py:{stored}: value tiny.gap = {gap!r} is below 1e-09"), error
+    assert "harness.below" in error and "harness.tiny" in error
+    assert not (root / "site").exists()

@@ -151,6 +151,7 @@ def _label(state, children) -> tuple[str, str]:
             m = ctx.measurements
             number = Token("text", "", 0)
             number.content = shown.text(m, ctx.strings, key.strip(), m.value(key.strip()), spec.strip() or None)
+            number.content += t.meta.get("closing", "")  # the "，" the punctuation rule moved onto the value
             kept.append(number)
             words.append(number.content)
         elif t.type in _LABEL_TOKENS:
@@ -178,6 +179,10 @@ def _audit(ctx, token, label: str, name: str) -> str:
              "ref": None, "ref_key": "", "at": ""}
     for key in (token.attrGet("key") or "").replace(",", " ").split():
         claim = ctx.measurements.claim(key)
+        if status in ("verified", "partly") and not claim.measures:
+            raise BuildError(f"audit={status} rests on claim {key}, whose criterion reads only parameters (values "
+                             f"set in PARAMS or computed from them alone): it tests nothing measured; key a claim "
+                             f"that measures, or cite a source")
         ctx.show_claim(key)
         entry["claims"].append(claim.key)
     if token.attrGet("ref"):

@@ -14,14 +14,6 @@ from .lines import line_of
 from .punct import glued
 
 
-def _warn_if_noise(ctx, key: str, line: int) -> None:
-    """A float this close to zero is usually rounding error: its digits depend on the machine."""
-    value = ctx.measurements.value(key)
-    if key not in ctx.measurements.bounds and isinstance(value, float) and abs(value) < 1e-13:
-        ctx.out.warnings.append((line, f"value {key} = {value!r} is at the level of floating-point error: its digits "
-                                   f"depend on the machine; return it as harness.below(x, tolerance)"))
-
-
 def _value(ctx, key: str, spec: str | None, paragraph) -> str:
     # The first mention of a value in a paragraph carries its mark; repeats show the number alone.
     marked = ctx.marked.setdefault(id(paragraph), set())
@@ -31,9 +23,10 @@ def _value(ctx, key: str, spec: str | None, paragraph) -> str:
     m = ctx.measurements
     ctx.out.shown[key + (f":{spec}" if spec else "")] = shown.text(m, ctx.strings, key, m.value(key), spec)
     claim, experiment = shown.target(ctx.measurements, key)
-    if claim:
-        ctx.show_claim(claim)
-    else:
+    listing = m.claim_listing.get(key.partition("[")[0])  # the row that lists it, a parameter's included
+    if listing:
+        ctx.show_claim(listing)
+    if not claim:
         ctx.show_experiment(experiment)
     return html
 
@@ -73,7 +66,6 @@ def values_plugin(md) -> None:
             if name == "val":
                 key, _, spec = content.partition(":")
                 html = _value(ctx, key.strip(), spec.strip() or None, tokens)
-                _warn_if_noise(ctx, key.strip(), line_of(token, ctx))
                 return glued(tokens[idx], html)
             if name == "claim":
                 return _claim_status(ctx, content)

@@ -13,7 +13,8 @@ which exits with status 1 when a claim fails.
 A criterion is a Python expression over the values. Inside it, ``p2.ratio``
 reads the value ``p2.ratio``; ``increasing``, ``decreasing``, ``np``, ``math`` and
 the builtins ``all``, ``any``, ``abs``, ``min``, ``max``, ``len`` are available.
-A claim with ``refuted=True`` records a criterion the data rejected: it passes
+``sweep.p3.norm_last`` reads the list of ``p3.norm_last`` over every seed of the
+build (on a run alone, over its one seed). A claim with ``refuted=True`` records a criterion the data rejected: it passes
 while the criterion stays false. The build runs every experiment over a set of
 seeds; a claim must hold on all of them unless it says ``holds_on=0.9`` (a share
 of the seeds), with the reason in its note.
@@ -278,8 +279,10 @@ def measure(module, seed: int) -> dict:
         missing = [key for key in claim.shows if key not in values]
         if missing:
             raise _claim_error(claim, f"shows {', '.join(map(repr, missing))}, which run() does not return")
+        # sweep.x is x over the seeds: the build judges it on all of them, a run alone on its own seed
+        sweep = {f"sweep.{k}": [v] for k, v in values.items()} if "sweep." in claim.criterion else {}
         try:
-            passed = evaluate(claim, values)
+            passed = evaluate(claim, {**values, **sweep})
         except Exception as exc:  # a typo in a criterion is the claim's error, at the claim's line
             raise _claim_error(claim, f"criterion {claim.criterion!r} cannot be evaluated: "
                                       f"{type(exc).__name__}: {exc}") from None
@@ -291,6 +294,7 @@ def measure(module, seed: int) -> dict:
             "refuted": claim.refuted,
             "note": claim.note,
             "holds_on": claim.holds_on,
+            "sweep": bool(sweep),
             "line": claim.line,
             "passed": passed,
         })
@@ -342,6 +346,8 @@ def main(module, argv=None) -> int:
             print(f"        criterion: {claim['criterion']}{kind}")
             if claim["holds_on"] < 1:
                 print(f"        must hold on {claim['holds_on']:.0%} of the seeds: a miss on one seed is allowed")
+            if claim["sweep"]:
+                print("        judged here on this seed alone; python build.py judges it over all its seeds")
             for key in claim["shows"]:
                 bound = report["bounds"].get(key)
                 if bound and isinstance(bound[0], str):

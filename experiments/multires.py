@@ -57,6 +57,9 @@ PARAMS = {
     "ff_gain": 1.4,
     # P1b
     "joint_heads": 25,
+    # The author's own run of P3 (L5 original, §4), to compare with our range over the seeds
+    "author_norm_last": 18.34,
+    "author_ratio_last": 0.68,
 }
 
 
@@ -122,9 +125,10 @@ def first_grad_by_depth(x, weights, r, residual):
 
 
 def run(seed, *, d, d_k, d_k_alt, trials, layers, width, batch, w_scale, w_scale_big,
-        blocks, d_model, d_ff, tokens, x_scale, ff_gain, joint_heads):
+        blocks, d_model, d_ff, tokens, x_scale, ff_gain, joint_heads, author_norm_last, author_ratio_last):
     rng = np.random.default_rng(seed)
-    out = {"p1.d": d, "p1.d_k": d_k, "p1.d_k_alt": d_k_alt, "p1.trials": trials}
+    out = {"p1.d": d, "p1.d_k": d_k, "p1.d_k_alt": d_k_alt, "p1.trials": trials,
+           "author.norm_last": author_norm_last, "author.ratio_last": author_ratio_last}
 
     # P1
     ranks = [numerical_rank(score_matrix(rng, d, d_k)) for _ in range(trials)]
@@ -319,6 +323,18 @@ CLAIMS = [
                     "second block's is about as large as the stream (ratio between 0.85 and 1.15, slightly above or "
                     "slightly below), and the third and fourth blocks' increments are smaller than the stream"},
         shows=("p3.ratio_second",),
+    ),
+    Claim(
+        id="p3.author_outside",
+        criterion=("not (min(sweep.p3.norm_last) <= author.norm_last <= max(sweep.p3.norm_last))"
+                   " and not (min(sweep.p3.ratio_last) <= author.ratio_last <= max(sweep.p3.ratio_last))"),
+        text={"zh": "作者原稿 P3 末块的流范数 18.34 与增量/流比值 0.68，都不在本构建各种子的范围之内",
+              "en": "the author's P3 figures for the last block, a stream norm of 18.34 and an increment/stream "
+                    "ratio of 0.68, both lie outside this build's range over its seeds"},
+        shows=("p3.norm_last", "p3.ratio_last", "author.norm_last", "author.ratio_last"),
+        note={"zh": "判据读取全部种子（sweep.）：只在构建里整体判定；单独运行时只在该种子上判定。",
+              "en": "The criterion reads every seed (sweep.): the build judges it on the whole sweep; a run alone "
+                    "judges it on its own seed."},
     ),
     Claim(
         id="p3.increment_bounded",

@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .claims import split_index
+from .claims import split_index, sweep_values, uses_sweep
 from .errors import BuildError
 from .numbers import E_NOTATION, FormatError, raw, show, variants
 from .output import MANIFEST
@@ -308,6 +308,8 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
                 continue  # (a claim that may and does fail on the course seed says so in its row)
             values = {k.split(".", 1)[1]: v for k, v in m.values.items() if k.startswith(name + ".")}
             values[vid] = shown
+            if uses_sweep(claim.criterion):  # its other seeds' values, as the build judged it
+                values.update(sweep_values(next(r for r in m.reports if r.name == name)))
             try:
                 ok, why = holds(claim.criterion, claim.refuted, values), claim.criterion
             except Exception as exc:  # a value edited into something the criterion cannot read

@@ -101,6 +101,9 @@ class Measurements:
             raise BuildError(f"unknown claim {key!r}{suggest(key, self.claims)}") from None
 
 
+SWEEP = "sweep"  # the name a criterion reads a value's list over the seeds by: sweep.p3.norm_last
+
+
 def split_index(key: str) -> tuple[str, int | None]:
     """"p3.norms[0]" -> ("p3.norms", 0); "p2.ratio" -> ("p2.ratio", None)."""
     if key.endswith("]") and "[" in key:
@@ -198,18 +201,38 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
     return m
 
 
+def uses_sweep(criterion: str) -> bool:
+    """Whether a criterion reads `sweep.x`: the list of the value x over every seed the build ran."""
+    import ast
+
+    try:
+        return any(isinstance(n, ast.Name) and n.id == SWEEP for n in ast.walk(ast.parse(criterion, mode="eval")))
+    except SyntaxError:
+        return False
+
+
+def sweep_values(report: Report) -> dict:
+    """`sweep.x` for every value x of an experiment: its values over the seeds, the course seed first."""
+    return {f"{SWEEP}.{vid}": [report.runs[s]["values"].get(vid) for s in report.seeds] for vid in report.data["values"]}
+
+
 def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
     """Evaluate the claim on every seed's values; raise unless it holds where it must."""
     failed = []
+    # A criterion over the sweep reads every seed: its verdict rests on all their reports.
+    sweep = sweep_values(report) if uses_sweep(claim.criterion) else {}
+    everyone = hashlib.sha256("".join(report.digests[s] for s in report.seeds).encode()).hexdigest() if sweep else ""
     for seed in report.seeds:
         run = report.runs[seed]
         mine = next((x for x in run["claims"] if x["id"] == c["id"]), None)
         try:
-            held = verdicts.holds(report.digests[seed], claim.criterion, claim.refuted, run["values"])
+            held = verdicts.holds(report.digests[seed] + everyone, claim.criterion, claim.refuted,
+                                  {**run["values"], **sweep})
         except Exception as exc:  # the criterion is the course's code: any error is its error
             raise BuildError(f"claim {claim.key}: criterion {claim.criterion!r} cannot be evaluated on seed {seed}: "
                              f"{type(exc).__name__}: {exc}", report.path, claim.line) from None
-        if mine is None or bool(mine.get("passed")) != held:
+        # (a run alone judged a sweep criterion on its own seed: only the build sees the whole sweep)
+        if mine is None or (not sweep and bool(mine.get("passed")) != held):
             raise BuildError(f"claim {claim.key}: on seed {seed} the experiment's report says "
                              f"{'passed' if mine and mine.get('passed') else 'failed'}, but its criterion evaluates "
                              f"the other way on the reported values (an edited cache? python build.py --force "
@@ -251,8 +274,8 @@ def reads(criterion: str, values: dict) -> set[str]:
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name):
-            name = ".".join([node.id, *reversed(parts)])
+        if isinstance(node, ast.Name):  # p2.ratio, sweep.p2.ratio, or a whole group (p3)
+            name = ".".join([node.id, *reversed(parts)]).removeprefix(SWEEP + ".")
             out |= {vid for vid in values if vid == name or vid.startswith(name + ".") or name.startswith(vid + ".")}
     return out
 
@@ -277,6 +300,11 @@ def _declarations(m: Measurements, report: Report) -> None:
     from .provenance import parameter_of
 
     name, data = report.name, report.data
+    for vid in data["values"]:
+        if vid == SWEEP or vid.startswith(SWEEP + "."):
+            raise BuildError(f"value id {vid!r}: '{SWEEP}.' is reserved for a value's list over the seeds "
+                             f"(sweep.x in a criterion); choose another name", report.path,
+                             data.get("lines", {}).get(vid))
     for vid, bound in data.get("bounds", {}).items():
         key, value = f"{name}.{vid}", data["values"].get(vid)
         problem = "it is not a value" if value is None else _bad_bound(bound, value)

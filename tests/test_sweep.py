@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import TINY_EXPERIMENT, TINY_PAGES, make_course, run_build
+from conftest import TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build
 
 
 def build(root, *args):
@@ -268,3 +268,28 @@ def test_a_value_at_rounding_level_shown_plainly_is_refused_at_the_line_that_sto
     assert error.startswith(f"error: experiments/tiny.py:{stored}: value tiny.gap = {gap!r} is below 1e-09"), error
     assert "harness.below" in error and "harness.tiny" in error
     assert not (root / "site").exists()
+
+
+def test_a_criterion_reads_a_value_over_the_whole_sweep(tmp_path):
+    """sweep.x is x on every seed the build ran, the course seed first; the verdict follows the sweep."""
+    source = TINY_EXPERIMENT.replace(
+        'shows=("mean",)),',
+        'shows=("mean",)),\n    Claim(id="seen", criterion="len(sweep.mean) == 3 and mean in sweep.mean", '
+        'text={"zh": "三个种子", "en": "three seeds"}, shows=("odd",)),')
+    root = append_to_page(make_course(tmp_path / "c", experiment=source), "page",
+                          {"zh": "\n{claim}`tiny.seen`\n", "en": "\n{claim}`tiny.seen`\n"})
+    built = build(root, "--seeds", "3")
+    assert built.returncode == 0, built.stderr
+    assert rows((root / "site" / "en" / "page.html").read_text("utf-8"))["tiny.seen"] == (3, 3)
+    error = one_line_error(build(root, "--seeds", "4"))  # the same cached runs, a wider sweep: judged again
+    assert "claim tiny.seen" in error and "criterion failed" in error, error
+    alone = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py")], capture_output=True, text=True,
+                           cwd=root)
+    assert "judged here on this seed alone" in alone.stdout
+
+
+def test_sweep_is_a_reserved_value_name(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "sweep.x": 1,')
+    error = one_line_error(build(make_course(tmp_path / "c", experiment=source), "--seeds", "1"))
+    stored = next(n for n, line in enumerate(source.splitlines(), 1) if '"sweep.x"' in line)
+    assert error.startswith(f"error: experiments/tiny.py:{stored}: value id 'sweep.x'"), error

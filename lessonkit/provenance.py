@@ -108,8 +108,8 @@ def _names(node: ast.AST):
 
 
 def _pure_functions(tree: ast.Module) -> set[str]:
-    """Module-level functions that compute from their arguments alone (and other such functions)."""
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    """Module-level functions and classes that compute from their arguments alone (calling only such)."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     pure = {name for name, f in functions.items() if not _IMPURE & set(_names(f))}
     changed = True
     while changed:  # a function that calls an impure one is impure
@@ -137,10 +137,9 @@ def _bound_names(node: ast.AST) -> set[str]:
 def parameters(source: str) -> dict[str, tuple[str, int]]:
     """The values of run()'s dict that its parameters alone decide: key (or f-string key pattern) ->
     ("set", line in PARAMS) for a parameter passed through, ("computed", line that stores it) for one
-    computed from parameters only (d_k = d_model // h). Found by reading the code, not by running it:
-    a value counts only if every name it is made from is a parameter, a constant or a pure function."""
-    import re
-
+    computed from parameters only (d_k = d_model // h; the .nbytes of an array shaped by them). Found by
+    reading the code, not by running it: a value counts only if every name it is made from is a parameter,
+    a constant, a pure function or class, or a container into which only such values were put."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -157,14 +156,23 @@ def parameters(source: str) -> dict[str, tuple[str, int]]:
     known = set(args) | _pure_functions(tree) | _PURE_BUILTINS | {"np", "math"}
     known |= {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
               for t in n.targets if isinstance(t, ast.Name)}  # module constants
-    # A container filled as run() goes (out["x"] = …, xs.append(…)) holds measurements too: never a parameter.
-    mutated = {n.value.id for n in ast.walk(run) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
-               and isinstance(n.value, ast.Name)}
-    mutated |= {n.func.value.id for n in ast.walk(run) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                and isinstance(n.func.value, ast.Name) and n.func.attr in _MUTATORS}
-    known -= mutated
-    derived = set(args) - mutated
+    # A container that anything measured is put into (out["x"] = …, xs.append(…)) is no parameter: found
+    # by reading run() again until no new such container turns up.
+    spoiled: set[str] = set()
+    while True:
+        found, fouled = _read_run(run, args, params, known - spoiled, spoiled)
+        if fouled <= spoiled:
+            return found
+        spoiled |= fouled
+
+
+def _read_run(run, args, params, known, spoiled) -> tuple[dict, set]:
+    """One reading of run(): the parameter values found, and the containers that received a measurement."""
+    import re
+
+    derived = set(args) - spoiled
     found: dict[str, tuple[str, int]] = {}
+    fouled: set[str] = set()
 
     def only_params(expr) -> bool:
         names = set(_names(expr))
@@ -199,6 +207,10 @@ def parameters(source: str) -> dict[str, tuple[str, int]]:
     def targets(t) -> set[str]:
         return {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
+    def filled(container, values) -> None:
+        if isinstance(container, ast.Name) and not all(only_params(v) for v in values):
+            fouled.add(container.id)
+
     def walk(body) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
@@ -208,13 +220,14 @@ def parameters(source: str) -> dict[str, tuple[str, int]]:
                 for t in goals:
                     if isinstance(t, ast.Subscript):  # out["p2.ratio"] = …
                         note(t.slice, stmt.value)
+                        filled(t.value, [stmt.value])
                     elif pure:
-                        derived.update(targets(t) - mutated)
+                        derived.update(targets(t) - spoiled)
                     else:
                         derived.difference_update(targets(t))
             elif isinstance(stmt, ast.For):
                 if only_params(stmt.iter):
-                    derived.update(targets(stmt.target) - mutated)
+                    derived.update(targets(stmt.target) - spoiled)
                 else:
                     derived.difference_update(targets(stmt.target))
                 walk(stmt.body)
@@ -226,9 +239,12 @@ def parameters(source: str) -> dict[str, tuple[str, int]]:
                 walk(stmt.body)
             elif isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
                 dicts(stmt.value)  # out.update({...}), return {...}
+                call = stmt.value
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
+                    filled(call.func.value, [*call.args, *(k.value for k in call.keywords)])
 
     walk(run.body)
-    return found
+    return found, fouled
 
 
 def parameter_of(found: dict, vid: str) -> tuple[str, int] | None:

@@ -135,6 +135,9 @@ def bound_attr(bound) -> str:
 
 def claim_status_html(m, strings: dict, key: str) -> str:
     claim = m.claim(key)
+    if not claim.measures:  # a derivation from the parameters holds, but it is no measurement: no tick
+        return (f'<a class="claim-status derived" data-claim="{escape(key)}" href="#{claim_anchor(key)}">'
+                f'ⓘ {escape(strings["derived"])}</a>')
     status = strings["refuted_holds"] if claim.refuted else strings["passed"]
     return (f'<a class="claim-status" data-claim="{escape(key)}" href="#{claim_anchor(key)}">'
             f'✓ {escape(status)}</a>')

@@ -117,6 +117,11 @@ def sample(rng, n):
     return rng.standard_normal(n)
 
 
+class Buffer:
+    def __init__(self, n):
+        self.data = np.zeros(n)
+
+
 def run(seed, *, d_model, h, trials):
     rng = np.random.default_rng(seed)
     d_k = d_model // h
@@ -131,6 +136,12 @@ def run(seed, *, d_model, h, trials):
         out[f"step.{key}"] = STEP * h
     out["trials"] = trials
     out["doubled"] = out["d_model"] * 2
+    sizes, drawn = {}, []
+    for k in range(1, h + 1):
+        sizes[k] = Buffer(d_model // k).data.nbytes
+        drawn.append(float(rng.random()))
+    out["sizes"] = [sizes[k] for k in sorted(sizes)]
+    out["drawn_list"] = drawn
     return out
 '''
 
@@ -142,7 +153,8 @@ def test_parameters_are_found_by_reading_the_code():
     assert found["d_model"] == ("set", params_line) and found["trials"] == ("set", params_line)
     assert found["d_k"][0] == "computed" and found["widths"][0] == "computed"  # d_model // h; a pure function
     assert found["re:step\\..+?"][0] == "computed"  # an f-string key over constants, from a parameter
-    for measured in ("ranks", "rank_share", "drawn", "doubled"):  # random, or read back from the filled dict
+    assert found["sizes"][0] == "computed"  # the .nbytes of arrays shaped by parameters, put into a dict
+    for measured in ("ranks", "rank_share", "drawn", "doubled", "drawn_list"):  # random, or read from `out`
         assert measured not in found, measured
 
 
@@ -163,6 +175,14 @@ def test_a_parameter_is_labelled_set_never_measured_and_cannot_carry_a_verified_
 
     audited = {"zh": "[共 {val}`tiny.n` 个数]{.claim audit=verified key=\"tiny.size\"}。",
                "en": "[There are {val}`tiny.n` numbers]{.claim audit=verified key=\"tiny.size\"}."}
+    shown = make_course(tmp_path / "e", experiment=source, pages=pages("{claim}`tiny.size`", "{claim}`tiny.size`"))
+    assert build(shown).returncode == 0
+    html = (shown / "site" / "en" / "page.html").read_text("utf-8")
+    assert '<a class="claim-status derived" data-claim="tiny.size" href="#claim-tiny-size">ⓘ derived from the ' \
+           'parameters, not measured</a>' in html
+    row = re.search(r'<tr id="claim-tiny-size".*?</tr>', html, re.S).group(0)
+    assert "ⓘ derived from the parameters" in row and "✓" not in row
+
     bad = make_course(tmp_path / "d", experiment=source, pages=pages(audited["zh"], audited["en"]))
     error = one_line_error(build(bad))
     assert error.startswith("error: content/zh/page.md:8: audit=verified rests on claim tiny.size, whose criterion "

@@ -156,7 +156,7 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
 
     def values(keys):
         return [{"key": k, "raw": raw(m.value(k)), "noise": m.bound_of(k) is not None,
-                 "tiny": m.tiny.get(k.partition("[")[0], ""), "set": shown.parameter_label(m, strings, k) or ""}
+                 "tiny": m.tiny.get(k.partition("[")[0], ""), "set": shown.parameter_label(m, strings, k, short=True) or ""}
                 for k in keys]
 
     out = []

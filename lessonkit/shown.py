@@ -56,7 +56,7 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
     return shown
 
 
-def parameter_label(m, strings: dict, key: str) -> str | None:
+def parameter_label(m, strings: dict, key: str, short: bool = False) -> str | None:
     """Where a value that is not a measurement comes from: "set by experiments/heads.py (PARAMS, line 43)",
     "computed from the parameters alone (…)", "counted by the build (…)"; None for a measurement."""
     from .claims import split_index
@@ -68,7 +68,8 @@ def parameter_label(m, strings: dict, key: str) -> str | None:
     if found is None:
         return None
     kind, line = found
-    return strings[f"param_{kind}"].format(file=m.lines.get(base, ("",))[0], line=line)
+    # short: in the experiment's own panel, which names the file already
+    return strings[f"param_{kind}{'_here' if short else ''}"].format(file=m.lines.get(base, ("",))[0], line=line)
 
 
 def target(m, key: str) -> tuple[str | None, str]:

@@ -303,16 +303,29 @@ BOUND = re.compile(r"((?:\d+(?:\.\d+)?\s*×\s*)?10[⁻⁺]?[⁰¹²³⁴⁵⁶�
 
 
 def bound_problem(raw: str, bound: str, text: str) -> str | None:
-    """A value shown as a bound ("below 10⁻¹²"): the text names the bound, and the value is within it."""
+    """A value shown as a bound ("below 10⁻¹²"; a list: "all below 10⁻¹²", or "0.0032, below 10⁻¹²" element by
+    element, data-bound then a JSON list with null for an element shown as digits): the text names each
+    bound, and each value is within it."""
+    value = json.loads(raw)
+    if bound.startswith("["):  # one bound (or none) per element
+        parts = re.split(r"\s*[,、，]\s*", text.strip())
+        bounds = json.loads(bound)
+        if len(parts) != len(value) or len(bounds) != len(value):
+            return f"{len(parts)} parts shown for {len(value)} values"
+        for part, v, b in zip(parts, value, bounds, strict=True):
+            problem = bound_problem(json.dumps(v), b, part) if b else value_problem(json.dumps(v), part)
+            if problem:
+                return problem
+        return None
     op, limit = bound[0], float(bound[1:])
     power = BOUND.search(text)
     written = power.group(1).replace(" ", "") if power else ""
     shown = shown_number(written if "×" in written else "1×" + written) if power else None
     if shown is None or abs(shown[0] - limit) > 1e-9 * limit:
         return f"does not name the bound {bound}"
-    value = json.loads(raw)
-    if not (value < limit if op == "<" else value > limit):
-        return f"{value!r} is not {op} {limit:g}"
+    for v in value if isinstance(value, list) else [value]:
+        if not (v < limit if op == "<" else v > limit):
+            return f"{v!r} is not {op} {limit:g}"
     return None
 
 

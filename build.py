@@ -378,6 +378,10 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
     with lock(root / ".cache", say):
         if not args.force and stamp.up_to_date(stamp_file, now, out):  # the build we waited for made it
             return None
+        from lessonkit import sandbox
+
+        sandbox.REQUIRE = args.strict
+        sandbox.sweep_scratch()  # scratch folders that killed builds left behind
         stamp.forget(stamp_file)
         result = build(args, say)
         stamp.record(stamp_file, now, out)
@@ -478,8 +482,19 @@ def new(argv: list[str]) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so that every stage cleans up as it does for Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     if argv[:1] == ["new"]:
         _dependencies_or_venv(argv)
         return new(argv[1:])
@@ -516,6 +531,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted: the previous site is as it was", file=sys.stderr)
         return 130
+    except Terminated:
+        print("terminated: the previous site is as it was", file=sys.stderr)
+        return 143
     except Exception as exc:  # a bug of the build's own: one line, the traceback with --debug
         if args.debug:
             raise

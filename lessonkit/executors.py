@@ -31,9 +31,14 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         workers = jobs or cores()
         from concurrent.futures import ThreadPoolExecutor
 
+        from . import sandbox
+
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="experiment")
         try:
             yield pool, workers
+        except BaseException:  # an error or an interrupt: the runs still under way are not waited for
+            sandbox.stop_all()
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +148,7 @@ def run_job(job: Job) -> dict:
 
     Self-contained (with sandbox.py): it runs on a Dask worker as well as here.
     """
-    work = Path(tempfile.mkdtemp(prefix=f"lessonkit-{job.name}-"))
+    work = sandbox.scratch(job.name)
     try:
         for name, text in job.sources.items():
             (work / name).write_text(text, "utf-8")
@@ -159,6 +158,7 @@ def run_job(job: Job) -> dict:
                                      str(reports_file), *map(str, job.seeds)],
                                     work, reports_file, log_file, job.timeout, job.env)
         reports, failure = [], None
+        isolated = outcome["isolated"]
         for line in reports_file.read_text("utf-8", "replace").splitlines():
             try:
                 item = json.loads(line)
@@ -176,7 +176,7 @@ def run_job(job: Job) -> dict:
         elif failure is None and pending is not None:
             failure = {"message": sandbox.ended_early(outcome, f"reporting seed {pending}"), "seed": pending}
         log = log_file.read_text("utf-8", "replace")[-4000:]
-        return {"reports": reports, "failure": failure, "log": log}
+        return {"reports": reports, "failure": failure, "log": log, "isolated": isolated}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -218,6 +218,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
+    sandbox.check(progress)
     jobs = []
     for report, path, missing in plans:
         if not missing:

@@ -23,7 +23,6 @@ import json
 import re
 import shutil
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -90,21 +89,25 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             missing.append((fid, lang, path))
     if not missing:
         return out
-    work = Path(tempfile.mkdtemp(prefix="lessonkit-figures-"))
+    from . import sandbox
+
+    sandbox.check(warn)
+    work = sandbox.scratch("figures")
     try:
         items = [{"id": fid, "lang": lang, "out": str(work / f"{i}.svg")} for i, (fid, lang, _) in enumerate(missing)]
         (work / "job.json").write_text(json.dumps({"figures_dir": str(figures_dir), "values": values,
                                                    "items": items}), "utf-8")
         progress = work / "progress.jsonl"
         progress.touch()
-        from . import sandbox
-
-        engine = str(Path(__file__).resolve().parent.parent)
+        _font_cache_into(work)
+        package = Path(__file__).resolve().parent
+        # The recipe sees the engine's package and the course's figures/, read-only, and nothing else of the course.
         outcome = sandbox.supervise(
-            [sys.executable, "-c", f"import sys; sys.path.insert(0, {engine!r}); "
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
                                    "from lessonkit.figures import worker; worker()",
              str(work / "job.json"), str(progress)],
-            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg"})
+            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
+            readable=(package, figures_dir))
         done, failure = set(), None
         for line in progress.read_text("utf-8", "replace").splitlines():
             item = json.loads(line)
@@ -132,6 +135,18 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _font_cache_into(work: Path) -> None:
+    """Matplotlib's list of the machine's fonts, copied into the recipe's scratch folder: the recipe sees
+    no home folder, and making the list anew costs seconds."""
+    import os
+
+    home = os.environ.get("MPLCONFIGDIR") or os.path.join(os.environ.get("XDG_CACHE_HOME")
+                                                         or os.path.expanduser("~/.cache"), "matplotlib")
+    (work / "mpl").mkdir()
+    for found in Path(home).glob("fontlist-*.json") if os.path.isdir(home) else ():
+        shutil.copyfile(found, work / "mpl" / found.name)
 
 
 def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, warn) -> None:

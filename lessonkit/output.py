@@ -135,11 +135,22 @@ class Staging:
                     if folder == self.path or any(folder.iterdir()):
                         break
                     folder.rmdir()
+            self._nothing_else(files)
             if finish is not None:
                 finish(self.path)
             _swap(self.path, self.out)
         except OSError as exc:
             raise self._failed(exc) from None
+
+    def _nothing_else(self, files: dict) -> None:
+        """Only what the build put here is published: a file that appeared from elsewhere (author code
+        writing where it should not) stops the build."""
+        for folder, _, names in os.walk(self.path):
+            for name in names:
+                rel = os.path.relpath(os.path.join(folder, name), self.path).replace(os.sep, "/")
+                if rel not in files:
+                    raise BuildError(f"{rel} appeared in the new site, but the build did not write it (author code "
+                                     f"writing outside its own folder?): nothing was published", self.out)
 
     def _failed(self, exc: OSError) -> BuildError:
         return BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out)

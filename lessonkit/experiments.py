@@ -28,6 +28,7 @@ from .errors import BuildError
 from .versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
+CRITERIA = Path(__file__).with_name("criteria.py")
 
 
 @dataclass
@@ -91,7 +92,8 @@ def code_hash(path: Path) -> str:
 
 def cache_key(code: str, seed: int) -> str:
     identity = (f"{code} seed={seed} python={sys.version.split()[0]} numpy={package_version('numpy')} "
-                f"runner={hashlib.sha256(RUNNER.read_bytes()).hexdigest()[:12]} {json.dumps(numeric_env())}")
+                f"runner={hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]} "
+                f"{json.dumps(numeric_env())}")
     return hashlib.sha256(identity.encode()).hexdigest()[:20]
 
 
@@ -225,6 +227,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             continue
         sources = {p.name: p.read_text("utf-8") for p in local_sources(path)}
         sources["runner.py"] = RUNNER.read_text("utf-8")
+        sources["criteria.py"] = CRITERIA.read_text("utf-8")  # the harness judges with the build's evaluator
         shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
         progress(f"running {report.path} ({shown})")
         for chunk in _chunks(missing, workers):

@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from . import shown
+from . import names, shown
 from .content import load_yaml, read_text
 from .errors import BuildError
 from .mdplugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
@@ -37,6 +37,10 @@ def load_strings(root: Path, languages: list[str]) -> dict:
         lacking = [k for k in LANGUAGE_KEYS if not isinstance(strings[lang].get(k), str)]
         if lacking:
             raise BuildError(f"the language's own entries are missing: {', '.join(lacking)}", shown)
+        try:
+            names.check("tag", strings[lang]["tag"], names.LANG_TAG)
+        except BuildError as exc:
+            raise exc.located(shown, _line_of_key(read_text(path, shown), "tag")) from None
     first, *rest = languages
     for lang in rest:
         missing = set(strings[first]) ^ set(strings[lang])
@@ -44,6 +48,10 @@ def load_strings(root: Path, languages: list[str]) -> dict:
             raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
                              f"templates/i18n/{lang}.yaml")
     return strings
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    return next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith(f"{key}:")), None)
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):

@@ -139,6 +139,8 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
             proc.wait()
             _RUNNING.discard(proc)
     code = proc.returncode
+    if jail and 128 < code < 128 + 65:  # bubblewrap reports a child ended by a signal as 128 + its number
+        code = -(code - 128)
     return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail),
             "signal": signal.Signals(-code).name if code < 0 and not timed_out else None}
 

@@ -124,7 +124,7 @@ def test_a_criterion_with_a_typo_names_the_claim_and_its_line(tmp_path):
     root = make_course(tmp_path / "c", experiment=source)
     line = line_of(root / "experiments/tiny.py", 'Claim(id="mean"')
     fails_in_one_line(build(root), f"experiments/tiny.py:{line}",
-                      "claim 'mean': criterion 'abs(maen) < 0.6' cannot be evaluated: NameError")
+                      "claim 'mean': criterion 'abs(maen) < 0.6' cannot be evaluated: name 'maen' is not defined (did you mean 'mean'?)")
 
 
 # -- the site is swapped whole, by one build at a time ---------------------------------------------

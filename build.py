@@ -336,13 +336,15 @@ def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
     return list(range(seed, seed + count))
 
 
-def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say) -> list:
-    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor."""
+def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say,
+                    twice: bool = False) -> list:
+    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor.
+    twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
     from lessonkit import executors, experiments
 
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
-                               force=args.force, executor=lambda: executors.executor(args.executor, args.jobs),
-                               timeout=config["experiment_timeout"], progress=say)
+                               force=args.force and not twice, executor=lambda: executors.executor(args.executor, args.jobs),
+                               timeout=config["experiment_timeout"], progress=say, twice=twice)
 
 
 def check_out(root: Path, out: Path) -> None:
@@ -431,7 +433,8 @@ def check(args: argparse.Namespace) -> int:
     from lessonkit import checks
 
     problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict,
-                          runner=lambda root, config, seeds: run_experiments(root, config, seeds, args, lambda m: None))
+                          runner=lambda root, config, seeds: run_experiments(root, config, seeds, args, lambda m: None,
+                                                                             twice=True))
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -299,6 +299,22 @@ def reads(criterion: str, values: dict) -> set[str]:
     return out
 
 
+MAX_ELEMENTS = 10_000  # of a list value: a page shows numbers a reader can read, not a data dump
+
+
+def _not_a_value(value) -> str | None:
+    """Why a value is not a finite number or a list of them (None when it is)."""
+    items = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and len(value) > MAX_ELEMENTS:
+        return f"has {len(value):,} elements (at most {MAX_ELEMENTS:,}: show a summary, or a figure)"
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            return f"is {type(x).__name__}, not a number"
+        if not math.isfinite(x):
+            return f"is not finite ({x})"
+    return None
+
+
 def _bad_bound(bound, value) -> str | None:
     def pair(b):
         return isinstance(b, (list, tuple)) and len(b) == 2 and b[0] in ("<", ">") \
@@ -326,6 +342,11 @@ def _declarations(m: Measurements, report: Report) -> None:
             names.check("value id", vid)
         except BuildError as exc:
             raise exc.located(report.path, lines.get(vid) if isinstance(vid, str) else None) from None
+    for seed in report.seeds:  # again here: the harness's own checks are the experiment's code, and can be undone
+        for vid, value in report.runs[seed]["values"].items():
+            problem = _not_a_value(value)
+            if problem:
+                raise BuildError(f"value {name}.{vid} on seed {seed} {problem}", report.path, lines.get(vid))
         if vid == SWEEP or vid.startswith(SWEEP + "."):
             raise BuildError(f"value id {vid!r}: '{SWEEP}.' is reserved for a value's list over the seeds "
                              f"(sweep.x in a criterion); choose another name", report.path,

@@ -117,7 +117,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
                 done.add(item["done"])
         for i, (fid, lang, path) in enumerate(missing):
             if i in done:
-                svg = (work / f"{i}.svg").read_bytes()
+                svg = sanitize_svg((work / f"{i}.svg").read_bytes(), f"figures/{fid.partition('.')[0]}.py")
                 out[fid, lang] = svg
                 _store(cache_dir, fid, lang, path, svg, warn)
         if failure:
@@ -135,6 +135,68 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# What a published figure may hold: the elements and attributes matplotlib writes, nothing that runs or loads.
+_SVG = "http://www.w3.org/2000/svg"
+_XLINK = "http://www.w3.org/1999/xlink"
+_NAMESPACES = {"": _SVG, "xlink": _XLINK, "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+               "cc": "http://creativecommons.org/ns#", "dc": "http://purl.org/dc/elements/1.1/"}
+_ELEMENTS = {"svg", "g", "path", "defs", "use", "clipPath", "rect", "circle", "ellipse", "line", "polyline",
+             "polygon", "text", "tspan", "style", "title", "desc", "metadata", "linearGradient", "radialGradient",
+             "stop", "pattern", "mask", "image", "symbol", "marker", "a"}
+_METADATA = {"RDF", "Work", "type", "format", "creator", "Agent", "title", "date", "description", "rights"}
+_EXTERNAL_CSS = re.compile(r"@import|url\(\s*['\"]?(?!#)", re.IGNORECASE)
+
+
+def sanitize_svg(data: bytes, where: str) -> bytes:
+    """The figure as it may be published: no script, event handler, foreignObject or link that leaves the file
+    (a recipe runs as author code: it can write any bytes), only matplotlib's elements, references inside the
+    file or to embedded images. A file that is not SVG is the recipe's error."""
+    import xml.etree.ElementTree as ET
+
+    if b"<!ENTITY" in data:
+        raise BuildError("the figure defines XML entities: not a plain SVG", where)
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise BuildError(f"the figure is not well-formed SVG ({exc})", where) from None
+    if root.tag != f"{{{_SVG}}}svg":
+        raise BuildError("the figure is not an SVG", where)
+
+    def local(tag: str) -> tuple[str, str]:
+        ns, _, name = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
+        return ns, name
+
+    def clean(node, in_metadata: bool) -> None:
+        for child in list(node):
+            if not isinstance(child.tag, str):  # a comment or a processing instruction
+                node.remove(child)
+                continue
+            ns, name = local(child.tag)
+            allowed = (ns == _SVG and name in _ELEMENTS) or (in_metadata and name in _METADATA)
+            if not allowed:
+                node.remove(child)
+                continue
+            if name == "a":  # a link (set_url) becomes a plain group: a figure links nowhere
+                child.tag = f"{{{_SVG}}}g"
+            for attr in list(child.attrib):
+                value = child.attrib[attr]
+                _, attr_name = local(attr)
+                if attr_name.lower().startswith("on") or (attr_name == "href" and not (
+                        value.startswith("#") or (name == "image" and value.startswith("data:image/")))) \
+                        or (attr_name == "style" and _EXTERNAL_CSS.search(value)):
+                    del child.attrib[attr]
+            if name == "style" and child.text and _EXTERNAL_CSS.search(child.text):
+                child.text = ""
+            clean(child, in_metadata or name == "metadata")
+
+    for attr in [a for a in root.attrib if local(a)[1].lower().startswith("on")]:
+        del root.attrib[attr]
+    clean(root, False)
+    for prefix, uri in _NAMESPACES.items():
+        ET.register_namespace(prefix, uri)
+    return b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8")
 
 
 def _font_cache_into(work: Path) -> None:

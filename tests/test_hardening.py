@@ -489,3 +489,49 @@ def test_common_front_matter_is_read_without_yaml():
 
     assert _simple_front_matter(['title: "Lesson 1: a page"', "description: 第 1 课：页面", "title: 'a: b'"]) == \
         {"title": "a: b", "description": "第 1 课：页面"}
+
+
+# -- what an experiment reports is checked by the engine, not taken on trust -----------------------------
+
+def test_nan_is_refused_even_when_the_experiment_switches_off_the_harness_check(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "broken": float("nan"),')
+    source = source.replace("NAME = \"tiny\"", "NAME = \"tiny\"\nharness.check_values = lambda values: None")
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", '"broken":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: value tiny.broken on seed 0 is not finite (nan)")
+    assert not (root / "site").exists()
+
+
+def test_a_list_value_too_long_to_read_is_refused(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "dump": [0.5] * 1_000_000,')
+    root = make_course(tmp_path / "c", experiment=source)
+    fails_in_one_line(build(root), "experiments/tiny.py:", "has 1,000,000 elements (at most 10,000")
+
+
+@pytest.mark.parametrize("value", ["time.time() % 1", "float(np.random.random())"])
+def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
+    """An experiment's first run repeats its course seed in another process; --check repeats it on a cached site."""
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', f'"odd": seed % 2,\n        "drift": {value},')
+    source = source.replace("import os\n", "import os\nimport time\n")
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", '"drift":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: experiment tiny gave seed 0 two different values "
+                                   "of drift")
+    # Cached from a run that happened to agree with itself: --check runs the seed again.
+    steady = make_course(tmp_path / "d")
+    assert build(steady).returncode == 0
+    edit(steady / "experiments/tiny.py", '"odd": seed % 2,', '"odd": seed % 2,\n        "drift": 0.25,')
+    assert build(steady).returncode == 0
+    cached = steady / ".cache/experiments/tiny/seed-0.json"
+    entry = __import__("json").loads(cached.read_text("utf-8"))
+    edit(steady / "experiments/tiny.py", '"drift": 0.25,', f'"drift": {value},')
+    source_now = (steady / "experiments/tiny.py").read_text("utf-8").replace("import os\n", "import os\nimport time\n")
+    (steady / "experiments/tiny.py").write_text(source_now, "utf-8")
+    # The cache is for the old code; put the steady run back under the new code's key, as if it had run once.
+    from lessonkit.experiments import cache_key, code_hash, report_digest
+
+    entry["key"] = cache_key(code_hash(steady / "experiments/tiny.py"), 0)
+    entry["sha256"] = report_digest(entry["report"])
+    cached.write_text(__import__("json").dumps(entry), "utf-8")
+    checked = run_build("--no-search", "--seeds", "1", "--out", steady / "site", "--check", root=steady)
+    assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr

@@ -175,3 +175,35 @@ def test_a_build_without_bubblewrap_warns_and_strict_refuses(tmp_path, monkeypat
     strict = build(make_course(tmp_path / "d"), "--strict", env=env)
     assert strict.returncode == 1 and "which --strict refuses" in strict.stderr, strict.stderr
 
+
+
+EVIL_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100pt" '
+            b'height="50pt" onload="alert(1)"><script>alert(2)</script><style>@import url(https://x.test/a.css);'
+            b'</style><image href="https://x.test/p.png" width="5" height="5"/><a xlink:href="javascript:alert(3)">'
+            b'<text onclick="alert(4)" style="fill: url(https://x.test/f)">hi</text></a><foreignObject><p>x</p>'
+            b'</foreignObject><use xlink:href="#ok"/><image href="data:image/png;base64,AAAA" width="1" height="1"/>'
+            b'</svg>')
+
+
+def test_a_figure_whose_svg_carries_scripts_or_outside_links_is_published_clean(tmp_path):
+    """The recipe is author code: it can make the worker write any bytes. The build publishes only what an SVG
+    of matplotlib's may hold."""
+    import xml.etree.ElementTree as ET
+
+    recipe = TINY_FIGURE + f'''
+
+import lessonkit.figures as _engine
+_engine.to_svg = lambda fig: {EVIL_SVG!r}
+'''
+    root = with_figure(make_course(tmp_path / "c"), recipe)
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    svg = (root / "site" / "figures" / "tiny.bars.en.svg").read_bytes()
+    tree = ET.fromstring(svg)
+    tags = {el.tag.rpartition("}")[2] for el in tree.iter()}
+    attrs = {(el.tag.rpartition("}")[2], a.rpartition("}")[2], v) for el in tree.iter() for a, v in el.attrib.items()}
+    assert not tags & {"script", "foreignObject", "a", "p"}
+    assert not [a for a in attrs if a[1].lower().startswith("on")]
+    assert not [a for a in attrs if a[1] == "href" and not a[2].startswith(("#", "data:image/"))]
+    assert b"x.test" not in svg and b"javascript" not in svg
+    assert ("use", "href", "#ok") in attrs and ("text") in tags  # what a figure may hold stays

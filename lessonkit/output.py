@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import BuildError
+from .stamp import skipped
 
 # The site's manifest: what --check reads back, and what marks a folder as a site this tool may replace.
 MANIFEST = "lessonkit.json"
@@ -209,7 +210,7 @@ def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
     files = {}
     root = root.resolve()
     for p in sorted(static_dir.rglob("*")):
-        if not p.is_file():
+        if not p.is_file() or any(skipped(x) for x in p.relative_to(static_dir).parts):
             continue
         if not p.resolve().is_relative_to(root):
             raise BuildError("links to a file outside the course; it would be published: refused",

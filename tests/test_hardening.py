@@ -535,3 +535,56 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     cached.write_text(__import__("json").dumps(entry), "utf-8")
     checked = run_build("--no-search", "--seeds", "1", "--out", steady / "site", "--check", root=steady)
     assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
+
+
+def test_a_full_disk_never_leaves_a_course_file_half_written(tmp_path, monkeypatch):
+    """--mark-translated, `new` and site.yaml edits write whole files or nothing."""
+    import errno
+
+    from lessonkit import content, scaffold
+    from lessonkit.errors import BuildError
+
+    root = make_course(tmp_path / "c")
+    page, config = root / "content/en/page.md", root / "content/site.yaml"
+    edit(root / "content/zh/page.md", "## 均值 {#mean}", "## 均值（改） {#mean}")
+    before = {p: p.read_bytes() for p in (page, config)}
+    real = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(BuildError, match="No space left on device"):
+        content.mark_translated(root, "en/page.md")
+    with pytest.raises(BuildError, match="nothing was kept"):
+        scaffold.new_page(root, "second")
+    monkeypatch.setattr(os, "fsync", real)
+    assert {p: p.read_bytes() for p in (page, config)} == before
+    assert not (root / "content/zh/second.md").exists() and not (root / "content/en/second.md").exists()
+    assert not [p for p in root.rglob("*.tmp")]
+
+
+@pytest.mark.parametrize("path, message", [
+    ("content/en/page.md", "error: content/en/page.md: is a folder, not a page"),
+    ("templates/i18n/en.yaml", "error: templates/i18n/en.yaml: templates/i18n/en.yaml is a folder, not a file"),
+    ("content/glossary.yaml", "error: content/glossary.yaml: is a folder, not a YAML file"),
+])
+def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path, path, message):
+    root = make_course(tmp_path / "c")
+    (root / path).unlink(missing_ok=True)
+    (root / path).mkdir()
+    result = build(root)
+    assert result.returncode == 1 and result.stderr.strip() == result.stderr.strip().splitlines()[0]
+    assert result.stderr.startswith(message), result.stderr
+
+
+def test_hidden_files_are_never_inputs(tmp_path):
+    """One rule (stamp.skipped) for the loader, the fingerprint, the watcher and the static copier."""
+    root = make_course(tmp_path / "c")
+    edit(root / "content/site.yaml", "pages: [page]", "pages: [page, .drafts/a]")
+    fails_in_one_line(build(root), "content/site.yaml", "page '.drafts/a': a name beginning with '.'")
+    edit(root / "content/site.yaml", "pages: [page, .drafts/a]", "pages: [page]")
+    (root / "templates/static/.secret.txt").write_text("not for readers", "utf-8")
+    (root / "templates/static/notes.css~").write_text("backup", "utf-8")
+    assert build(root).returncode == 0
+    assert not list((root / "site").rglob(".secret.txt")) and not list((root / "site").rglob("*~"))

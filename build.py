@@ -192,6 +192,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     from lessonkit import figures, output
     from lessonkit import pages as pages_mod
     from lessonkit import render as templates
+    from lessonkit.errors import BuildError
 
     files: dict[str, bytes] = output.static_files(course.root / "templates" / "static", course.root)
     sizes = {}
@@ -244,6 +245,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     pages_mod.in_processes(make, count, pages_mod.workers_for(args.jobs, count), meanwhile)
     for built in pages:
         for line, message in built.collected.warnings:
+            if args.strict:  # what a warning asks the author to mend, --strict requires
+                raise BuildError(message, built.page.path, line)
             say(f"warning: {built.page.path}:{line}: {message}")
     bare = sum(len(b.collected.unaccounted) for b in pages)
     if bare:

@@ -25,7 +25,23 @@ def read_text(path: Path, shown: Path | str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise BuildError(f"not UTF-8 (byte 0x{data[exc.start]:02x})", shown, line) from None
+    if "\x00" in text:  # the engine marks its own slots with NUL: no course text may carry one
+        raise BuildError("contains a NUL character", shown, text[: text.index("\x00")].count("\n") + 1)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _no_nul(data, shown, line: int):
+    """YAML's "\\0" escape makes a NUL too: refused like one in the text."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and "\x00" in item:
+            raise BuildError("a value holds a NUL character (\\0)", shown, line)
+        if isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+    return data
 
 
 # libyaml's loader when PyYAML was built with it: ten times faster than the pure-Python one.
@@ -59,9 +75,9 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_LOADER)  # noqa: S506 (a safe loader)
 
 
-def _yaml(text: str, shown, first_line: int):
+def parse_yaml(text: str, shown, first_line: int):
     try:
-        return load_yaml(text)
+        return _no_nul(load_yaml(text), shown, first_line)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark else first_line
@@ -104,7 +120,7 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
         raise BuildError("malformed front matter: no closing '---' line", shown, 1) from None
     meta = _simple_front_matter(lines[1:end])
     if meta is None:
-        meta = _yaml("\n".join(lines[1:end]), shown, 2) or {}
+        meta = parse_yaml("\n".join(lines[1:end]), shown, 2) or {}
     if not isinstance(meta, dict):
         raise BuildError("malformed front matter: expected 'key: value' lines", shown, 2)
     for i, line in enumerate(lines[1:end], start=2):
@@ -190,7 +206,7 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
         raise BuildError("no content/site.yaml: the course needs one (title, languages, pages)", "content")
     shown = "content/site.yaml"
     text = read_text(path, shown)
-    config = _yaml(text, shown, 1)
+    config = parse_yaml(text, shown, 1)
     if not isinstance(config, dict):
         raise BuildError("expected a mapping", shown, 1)
 
@@ -380,7 +396,7 @@ def load_data(root: Path, name: str, default):
         raise BuildError(f"is a {_kind(path)}, not a YAML file", shown)
     if not path.is_file():
         return default
-    data = _yaml(read_text(path, shown), shown, 1)
+    data = parse_yaml(read_text(path, shown), shown, 1)
     if not isinstance(data, type(default)):
         raise BuildError(f"expected a YAML {type(default).__name__}", shown, 1)
     return data

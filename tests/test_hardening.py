@@ -588,3 +588,30 @@ def test_hidden_files_are_never_inputs(tmp_path):
     (root / "templates/static/notes.css~").write_text("backup", "utf-8")
     assert build(root).returncode == 0
     assert not list((root / "site").rglob(".secret.txt")) and not list((root / "site").rglob("*~"))
+
+
+def test_an_image_from_outside_the_site_warns_and_strict_refuses(tmp_path):
+    image = "\n![a chart](https://example.org/chart.png)\n"
+    root = append_to_page(make_course(tmp_path / "c"), "page", {"zh": image, "en": image})
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    line = len((root / "content/zh/page.md").read_text("utf-8").rstrip("\n").splitlines())
+    assert (f"warning: content/zh/page.md:{line}: image 'https://example.org/chart.png' loads from outside the "
+            "site") in result.stdout
+    fails_in_one_line(build(root, "--strict"), f"content/zh/page.md:{line}: image 'https://example.org/chart.png'")
+
+
+@pytest.mark.parametrize("where, old, new, message", [
+    ("templates/i18n/en.yaml", 'range: "{range} over {n} seeds"', 'range: "{range} over {n:>300000000} seeds"',
+     "range: {n:>300000000}: interface strings take plain fields"),
+    ("templates/i18n/en.yaml", 'range: "{range} over {n} seeds"', 'range: "{range.__class__} over {n} seeds"',
+     "range: {range.__class__}: interface strings take plain fields"),
+    ("templates/i18n/en.yaml", "tag: en", "tag: 'en\"><script>alert(1)</script>'", "tag 'en\"><script>"),
+    ("content/zh/page.md", "title: 小实验", 'title: "a \\0w:x.y\\0 b"', "a value holds a NUL character"),
+])
+def test_interface_strings_and_titles_cannot_reach_into_the_engine(tmp_path, where, old, new, message):
+    root = make_course(tmp_path / "c")
+    edit(root / where, old, new)
+    result = build(root)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"error: {where}:") and message in result.stderr, result.stderr

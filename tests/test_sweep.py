@@ -238,6 +238,26 @@ def test_a_dask_cluster_gives_the_same_values(tmp_path):
     assert values(dask) == values(local) and values(local)
 
 
+def test_the_builds_own_dask_cluster_takes_no_tasks_from_others_and_serves_no_dashboard():
+    """dask:local listens on loopback only, over TLS with credentials made for this build, and opens no
+    dashboard (Dask's default 8787)."""
+    pytest.importorskip("distributed", reason="the dask extra is part of the test requirements")
+    from distributed import Client
+
+    from lessonkit.executors import executor
+
+    with executor("dask:local", 1) as (pool, workers):
+        address = pool._client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:") and workers == 1
+        assert pool.submit(sum, [1, 2]).result() == 3
+        listening = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
+        assert ":8787 " not in listening
+        assert all(line.split()[3].startswith("127.0.0.1:") for line in listening.splitlines()
+                   if line.split()[3].rsplit(":", 1)[1] == address.rsplit(":", 1)[1])
+        with pytest.raises((TypeError, OSError)):  # no credentials, no tasks
+            Client(address, timeout="3s")
+
+
 def test_an_unknown_executor_is_a_one_line_error(tiny):
     assert "expected local, dask:local or dask:ADDRESS" in one_line_error(build(tiny, "--executor", "spark"))
 

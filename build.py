@@ -192,6 +192,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     from lessonkit import figures, output
     from lessonkit import pages as pages_mod
     from lessonkit import render as templates
+    from lessonkit.errors import BuildError
 
     files: dict[str, bytes] = output.static_files(course.root / "templates" / "static", course.root)
     sizes = {}
@@ -244,6 +245,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     pages_mod.in_processes(make, count, pages_mod.workers_for(args.jobs, count), meanwhile)
     for built in pages:
         for line, message in built.collected.warnings:
+            if args.strict:  # what a warning asks the author to mend, --strict requires
+                raise BuildError(message, built.page.path, line)
             say(f"warning: {built.page.path}:{line}: {message}")
     bare = sum(len(b.collected.unaccounted) for b in pages)
     if bare:
@@ -336,13 +339,15 @@ def seed_set(config: dict, args: argparse.Namespace) -> list[int]:
     return list(range(seed, seed + count))
 
 
-def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say) -> list:
-    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor."""
+def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.Namespace, say,
+                    twice: bool = False) -> list:
+    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor.
+    twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
     from lessonkit import executors, experiments
 
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
-                               force=args.force, executor=lambda: executors.executor(args.executor, args.jobs),
-                               timeout=config["experiment_timeout"], progress=say)
+                               force=args.force and not twice, executor=lambda: executors.executor(args.executor, args.jobs),
+                               timeout=config["experiment_timeout"], progress=say, twice=twice)
 
 
 def check_out(root: Path, out: Path) -> None:
@@ -378,6 +383,10 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
     with lock(root / ".cache", say):
         if not args.force and stamp.up_to_date(stamp_file, now, out):  # the build we waited for made it
             return None
+        from lessonkit import sandbox
+
+        sandbox.REQUIRE = args.strict
+        sandbox.sweep_scratch()  # scratch folders that killed builds left behind
         stamp.forget(stamp_file)
         result = build(args, say)
         stamp.record(stamp_file, now, out)
@@ -427,7 +436,8 @@ def check(args: argparse.Namespace) -> int:
     from lessonkit import checks
 
     problems = checks.run(args.root.resolve(), args.out.resolve(), strict=args.strict,
-                          runner=lambda root, config, seeds: run_experiments(root, config, seeds, args, lambda m: None))
+                          runner=lambda root, config, seeds: run_experiments(root, config, seeds, args, lambda m: None,
+                                                                             twice=True))
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
@@ -478,8 +488,19 @@ def new(argv: list[str]) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so that every stage cleans up as it does for Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     if argv[:1] == ["new"]:
         _dependencies_or_venv(argv)
         return new(argv[1:])
@@ -516,6 +537,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted: the previous site is as it was", file=sys.stderr)
         return 130
+    except Terminated:
+        print("terminated: the previous site is as it was", file=sys.stderr)
+        return 143
     except Exception as exc:  # a bug of the build's own: one line, the traceback with --debug
         if args.debug:
             raise

@@ -262,6 +262,7 @@ def make_course(root: Path, n: int) -> None:
         (root / sub).mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "templates", root / "templates", dirs_exist_ok=True)
     shutil.copy2(REPO / "experiments" / "harness.py", root / "experiments" / "harness.py")
+    shutil.copy2(REPO / "lessonkit" / "criteria.py", root / "experiments" / "criteria.py")
     (root / "experiments" / "synth.py").write_text(EXPERIMENT, "utf-8")
     (root / "figures" / "synth.py").write_text(FIGURES, "utf-8")
     pages = "\n".join(f"  - {slug(i)}" for i in range(1, n + 1))

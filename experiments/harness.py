@@ -10,9 +10,11 @@ An experiment file defines
 and ends with ``if __name__ == "__main__": harness.run_as_script(sys.modules[__name__])``,
 which exits with status 1 when a claim fails.
 
-A criterion is a Python expression over the values. Inside it, ``p2.ratio``
-reads the value ``p2.ratio``; ``increasing``, ``decreasing``, ``np``, ``math`` and
-the builtins ``all``, ``any``, ``abs``, ``min``, ``max``, ``len`` are available.
+A criterion is an expression over the values, judged by the build's own evaluator
+(lessonkit/criteria.py: no eval, a fixed list of what it may contain). Inside it,
+``p2.ratio`` reads the value ``p2.ratio``; ``increasing``, ``decreasing``, a few
+functions of ``np`` and ``math``, and ``all``, ``any``, ``abs``, ``min``, ``max``,
+``len``, ``sum`` are available.
 ``sweep.p3.norm_last`` reads the list of ``p3.norm_last`` over every seed of the
 build (on a run alone, over its one seed). A claim with ``refuted=True`` records a criterion the data rejected: it passes
 while the criterion stays false. The build runs every experiment over a set of
@@ -43,7 +45,6 @@ import platform
 import sys
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 
 def _caller_line() -> int:
@@ -137,47 +138,29 @@ def bound_breaks(value, bound) -> tuple | None:
     return None
 
 
-def increasing(xs) -> bool:
-    """Strictly increasing."""
-    return all(b > a for a, b in zip(xs, xs[1:], strict=False))
+def _criteria():
+    """The evaluator of criteria: the build's own (lessonkit/criteria.py, standard library only), found beside
+    this file (a build copies it in; a download comes with it) or in the lessonkit checkout above it."""
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    for path in (here / "criteria.py", here.parent / "lessonkit" / "criteria.py"):
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("criteria", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("experiments/harness.py needs criteria.py beside it (lessonkit/criteria.py)")
 
 
-def decreasing(xs) -> bool:
-    """Strictly decreasing."""
-    return all(b < a for a, b in zip(xs, xs[1:], strict=False))
-
-
-def _namespace(values: dict) -> dict:
-    """Turn {"p2.ratio": x} into names a criterion can read as p2.ratio."""
-    import numpy as np
-
-    root: dict = {}
-    for key, value in values.items():
-        node = root
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-
-    def wrap(node):
-        if isinstance(node, dict):
-            return SimpleNamespace(**{k: wrap(v) for k, v in node.items()})
-        return node
-
-    names = {k: wrap(v) for k, v in root.items()}
-    names.update(
-        increasing=increasing, decreasing=decreasing, np=np, all=all, any=any,
-        abs=abs, min=min, max=max, len=len, math=math,
-    )
-    return names
+criteria = _criteria()
+increasing, decreasing = criteria.increasing, criteria.decreasing
 
 
 def evaluate(claim: Claim, values: dict) -> bool:
-    """True when the claim holds: its criterion is true (false if refuted)."""
-    # Names go in globals: a generator inside the criterion cannot see locals.
-    names = {"__builtins__": {}, **_namespace(values)}
-    held = bool(eval(claim.criterion, names))  # noqa: S307
-    return (not held) if claim.refuted else held
+    """True when the claim holds: its criterion is true (false if refuted); the same evaluator as the build's."""
+    return criteria.holds(claim.criterion, claim.refuted, values)
 
 
 def check_values(values: dict) -> None:
@@ -284,8 +267,8 @@ def measure(module, seed: int) -> dict:
         try:
             passed = evaluate(claim, {**values, **sweep})
         except Exception as exc:  # a typo in a criterion is the claim's error, at the claim's line
-            raise _claim_error(claim, f"criterion {claim.criterion!r} cannot be evaluated: "
-                                      f"{type(exc).__name__}: {exc}") from None
+            why = str(exc) if isinstance(exc, criteria.CriterionError) else f"{type(exc).__name__}: {exc}"
+            raise _claim_error(claim, f"criterion {claim.criterion!r} cannot be evaluated: {why}") from None
         claims.append({
             "id": claim.id,
             "criterion": claim.criterion,

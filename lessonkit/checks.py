@@ -152,7 +152,8 @@ def run(root: Path, site: Path, strict: bool = False, runner=None) -> list[str]:
     from .render import load_strings
 
     runner = runner or (lambda root_, config, seeds: experiments.run_all(
-        root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"]))
+        root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"],
+        twice=True))
     problems: list[str] = []
     if not (site / MANIFEST).is_file():
         return [f"{site}: no {MANIFEST}: not a lessonkit site (build it first)"]

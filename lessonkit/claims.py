@@ -173,6 +173,7 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
         _spread(m, report)
         passed = 0
         for c in data["claims"]:
+            _check_claim_id(m, name, c, report)
             claim = Claim(
                 key=f"{name}.{c['id']}", criterion=c["criterion"], text=c["text"],
                 shows=[f"{name}.{v}" for v in c["shows"]], refuted=c["refuted"], note=c.get("note") or {},
@@ -216,6 +217,23 @@ def sweep_values(report: Report) -> dict:
     return {f"{SWEEP}.{vid}": [report.runs[s]["values"].get(vid) for s in report.seeds] for vid in report.data["values"]}
 
 
+def _check_claim_id(m: Measurements, name: str, c: dict, report: Report) -> None:
+    """A claim id is a name, and no two claims may make the same anchor (sp.read and sp_read): one ✓ would
+    open the other's panel."""
+    from . import names
+    from .shown import claim_anchor
+
+    try:
+        names.check("claim id", c.get("id"))
+    except BuildError as exc:
+        raise exc.located(report.path, c.get("line")) from None
+    key = f"{name}.{c['id']}"
+    twin = next((k for k in m.claims if claim_anchor(k) == claim_anchor(key)), None)
+    if twin:
+        raise BuildError(f"claim {key} makes the same anchor {claim_anchor(key)!r} as claim {twin}; rename one",
+                         report.path, c.get("line"))
+
+
 def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
     """Evaluate the claim on every seed's values; raise unless it holds where it must."""
     failed = []
@@ -229,8 +247,9 @@ def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
             held = verdicts.holds(report.digests[seed] + everyone, claim.criterion, claim.refuted,
                                   {**run["values"], **sweep})
         except Exception as exc:  # the criterion is the course's code: any error is its error
+            why = str(exc) if isinstance(exc, criteria.CriterionError) else f"{type(exc).__name__}: {exc}"
             raise BuildError(f"claim {claim.key}: criterion {claim.criterion!r} cannot be evaluated on seed {seed}: "
-                             f"{type(exc).__name__}: {exc}", report.path, claim.line) from None
+                             f"{why}", report.path, claim.line) from None
         # (a run alone judged a sweep criterion on its own seed: only the build sees the whole sweep)
         if mine is None or (not sweep and bool(mine.get("passed")) != held):
             raise BuildError(f"claim {claim.key}: on seed {seed} the experiment's report says "
@@ -280,6 +299,22 @@ def reads(criterion: str, values: dict) -> set[str]:
     return out
 
 
+MAX_ELEMENTS = 10_000  # of a list value: a page shows numbers a reader can read, not a data dump
+
+
+def _not_a_value(value) -> str | None:
+    """Why a value is not a finite number or a list of them (None when it is)."""
+    items = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and len(value) > MAX_ELEMENTS:
+        return f"has {len(value):,} elements (at most {MAX_ELEMENTS:,}: show a summary, or a figure)"
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            return f"is {type(x).__name__}, not a number"
+        if not math.isfinite(x):
+            return f"is not finite ({x})"
+    return None
+
+
 def _bad_bound(bound, value) -> str | None:
     def pair(b):
         return isinstance(b, (list, tuple)) and len(b) == 2 and b[0] in ("<", ">") \
@@ -296,11 +331,22 @@ def _bad_bound(bound, value) -> str | None:
 def _declarations(m: Measurements, report: Report) -> None:
     """Bounds and tiny declarations, checked here (the report is the experiment's word); parameters, found
     by reading the experiment's code and confirmed by a value that is the same on every seed."""
+    from . import names
     from .numbers import element_bounds
     from .provenance import parameter_of
 
     name, data = report.name, report.data
+    lines = data.get("lines", {})
     for vid in data["values"]:
+        try:
+            names.check("value id", vid)
+        except BuildError as exc:
+            raise exc.located(report.path, lines.get(vid) if isinstance(vid, str) else None) from None
+    for seed in report.seeds:  # again here: the harness's own checks are the experiment's code, and can be undone
+        for vid, value in report.runs[seed]["values"].items():
+            problem = _not_a_value(value)
+            if problem:
+                raise BuildError(f"value {name}.{vid} on seed {seed} {problem}", report.path, lines.get(vid))
         if vid == SWEEP or vid.startswith(SWEEP + "."):
             raise BuildError(f"value id {vid!r}: '{SWEEP}.' is reserved for a value's list over the seeds "
                              f"(sweep.x in a criterion); choose another name", report.path,

@@ -10,6 +10,7 @@ import yaml
 
 from .errors import BuildError
 from .model import Page, Site
+from .stamp import skipped
 
 PAGE_KEYS = {"title", "description", "translated_from"}
 SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "seeds", "experiments",
@@ -24,7 +25,23 @@ def read_text(path: Path, shown: Path | str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise BuildError(f"not UTF-8 (byte 0x{data[exc.start]:02x})", shown, line) from None
+    if "\x00" in text:  # the engine marks its own slots with NUL: no course text may carry one
+        raise BuildError("contains a NUL character", shown, text[: text.index("\x00")].count("\n") + 1)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _no_nul(data, shown, line: int):
+    """YAML's "\\0" escape makes a NUL too: refused like one in the text."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and "\x00" in item:
+            raise BuildError("a value holds a NUL character (\\0)", shown, line)
+        if isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+    return data
 
 
 # libyaml's loader when PyYAML was built with it: ten times faster than the pure-Python one.
@@ -58,9 +75,9 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=_LOADER)  # noqa: S506 (a safe loader)
 
 
-def _yaml(text: str, shown, first_line: int):
+def parse_yaml(text: str, shown, first_line: int):
     try:
-        return load_yaml(text)
+        return _no_nul(load_yaml(text), shown, first_line)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark else first_line
@@ -103,7 +120,7 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
         raise BuildError("malformed front matter: no closing '---' line", shown, 1) from None
     meta = _simple_front_matter(lines[1:end])
     if meta is None:
-        meta = _yaml("\n".join(lines[1:end]), shown, 2) or {}
+        meta = parse_yaml("\n".join(lines[1:end]), shown, 2) or {}
     if not isinstance(meta, dict):
         raise BuildError("malformed front matter: expected 'key: value' lines", shown, 2)
     for i, line in enumerate(lines[1:end], start=2):
@@ -132,6 +149,39 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+def _kind(path: Path) -> str:
+    return "folder" if path.is_dir() else "special file"
+
+
+def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
+    """Write a course file whole or not at all: a temporary file beside it, synced, then renamed over it (new:
+    only if no file is there). On a full disk or a failing write the old file stays exactly as it was."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if new:
+            os.link(tmp, path)  # fails if the file exists: never overwrite
+        else:
+            os.replace(tmp, path)
+        try:
+            folder = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        except OSError:
+            pass
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def _slug_ok(slug: str) -> bool:
     p = PurePosixPath(slug)
     return not p.is_absolute() and ".." not in p.parts and all(part not in ("", ".") for part in p.parts)
@@ -156,7 +206,7 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
         raise BuildError("no content/site.yaml: the course needs one (title, languages, pages)", "content")
     shown = "content/site.yaml"
     text = read_text(path, shown)
-    config = _yaml(text, shown, 1)
+    config = parse_yaml(text, shown, 1)
     if not isinstance(config, dict):
         raise BuildError("expected a mapping", shown, 1)
 
@@ -173,7 +223,11 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
     for lang in languages:
         if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
             raise BuildError(f"language {lang!r}: expected a code such as zh, en, ja, pt-BR", *at("languages"))
-        if not (root / "templates" / "i18n" / f"{lang}.yaml").is_file():
+        strings_file = root / "templates" / "i18n" / f"{lang}.yaml"
+        if strings_file.exists() and not strings_file.is_file():
+            raise BuildError(f"templates/i18n/{lang}.yaml is a {_kind(strings_file)}, not a file of interface strings",
+                             f"templates/i18n/{lang}.yaml")
+        if not strings_file.is_file():
             known = sorted(p.stem for p in (root / "templates" / "i18n").glob("*.yaml"))
             raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
                              f"interface strings exist for {', '.join(known) or 'no language'}: copy one to "
@@ -223,6 +277,10 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
     for slug in _names(config["pages"], "pages", at("pages")):
         if not _slug_ok(slug):
             raise BuildError(f"page {slug!r} is not a path inside content/", *at("pages"))
+        if any(skipped(part) for part in PurePosixPath(slug).parts):
+            raise BuildError(f"page {slug!r}: a name beginning with '.' (or ending with '~') is hidden, and hidden "
+                             f"files are not course files (edits to it would never rebuild); rename it",
+                             *at("pages"))
     return config
 
 
@@ -258,6 +316,8 @@ def load_site(root: Path, base_url: str | None = None) -> Site:
         for slug in config["pages"]:
             path = folder / f"{slug}.md"
             shown = path.relative_to(root)
+            if path.exists() and not path.is_file():
+                raise BuildError(f"is a {_kind(path)}, not a page (a page is a Markdown file)", shown)
             if not path.is_file():
                 have = next((f"content/{other}/{slug}.md" for other in config["languages"]
                              if (content / other / f"{slug}.md").is_file()), None)
@@ -321,17 +381,22 @@ def mark_translated(root: Path, rel: str) -> str:
         lines.insert(end, stamp)
     else:
         lines[at] = stamp
-    path.write_bytes(newline.join(lines))
+    try:
+        write_atomic(path, newline.join(lines))
+    except OSError as exc:
+        raise BuildError(f"cannot write it ({exc.strerror}): it is as it was", shown) from None
     return new
 
 
 def load_data(root: Path, name: str, default):
     """content/glossary.yaml, content/references.yaml: optional YAML data files."""
     path = root / "content" / name
+    shown = f"content/{name}"
+    if path.exists() and not path.is_file():
+        raise BuildError(f"is a {_kind(path)}, not a YAML file", shown)
     if not path.is_file():
         return default
-    shown = f"content/{name}"
-    data = _yaml(read_text(path, shown), shown, 1)
+    data = parse_yaml(read_text(path, shown), shown, 1)
     if not isinstance(data, type(default)):
         raise BuildError(f"expected a YAML {type(default).__name__}", shown, 1)
     return data

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+MAX_MESSAGE = 600
+
 
 class BuildError(Exception):
     def __init__(self, message: str, path: Path | str | None = None, line: int | None = None):
-        # One line, always: a quoted source fragment may span several.
+        # One line, always: a quoted source fragment may span several; and a readable one (a 100,000-term
+        # criterion quoted whole would make a 200 KB line).
         message = " ".join(message.split("\n"))
+        if len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE] + f"… ({len(message):,} characters)"
         super().__init__(message)
         self.message = message
         self.path = path

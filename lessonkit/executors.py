@@ -10,6 +10,7 @@ threads only wait for them. Dask needs the optional `distributed` package.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,9 +32,14 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         workers = jobs or cores()
         from concurrent.futures import ThreadPoolExecutor
 
+        from . import sandbox
+
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="experiment")
         try:
             yield pool, workers
+        except BaseException:  # an error or an interrupt: the runs still under way are not waited for
+            sandbox.stop_all()
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return
@@ -50,12 +56,20 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
     for module in (experiments, sandbox):
         cloudpickle.register_pickle_by_value(module)
     address = spec.removeprefix("dask:")
-    cluster = None
+    cluster, quiet = None, contextlib.nullcontext()
     try:
         if address == "local":
-            cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
+            # The build's own cluster: on loopback, over TLS with credentials made for this build alone (another
+            # process on the machine cannot hand it tasks), and its HTTP servers serve nothing (no dashboard).
+            import dask
+            from distributed.security import Security
+
+            security = Security.temporary()
+            quiet = dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []})
+            quiet.__enter__()
+            cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   protocol="tls", security=security, dashboard_address="127.0.0.1:0")
+            client = Client(cluster, security=security)
         else:
             client = Client(address, timeout="10s")
     except OSError as exc:
@@ -67,5 +81,6 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         client.close()
         if cluster is not None:
             cluster.close()
+        quiet.__exit__(None, None, None)
         for module in (experiments, sandbox):
             cloudpickle.unregister_pickle_by_value(module)

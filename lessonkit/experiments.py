@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from .errors import BuildError
 from .versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
+CRITERIA = Path(__file__).with_name("criteria.py")
 
 
 @dataclass
@@ -92,7 +92,8 @@ def code_hash(path: Path) -> str:
 
 def cache_key(code: str, seed: int) -> str:
     identity = (f"{code} seed={seed} python={sys.version.split()[0]} numpy={package_version('numpy')} "
-                f"runner={hashlib.sha256(RUNNER.read_bytes()).hexdigest()[:12]} {json.dumps(numeric_env())}")
+                f"runner={hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]} "
+                f"{json.dumps(numeric_env())}")
     return hashlib.sha256(identity.encode()).hexdigest()[:20]
 
 
@@ -149,7 +150,7 @@ def run_job(job: Job) -> dict:
 
     Self-contained (with sandbox.py): it runs on a Dask worker as well as here.
     """
-    work = Path(tempfile.mkdtemp(prefix=f"lessonkit-{job.name}-"))
+    work = sandbox.scratch(job.name)
     try:
         for name, text in job.sources.items():
             (work / name).write_text(text, "utf-8")
@@ -159,6 +160,7 @@ def run_job(job: Job) -> dict:
                                      str(reports_file), *map(str, job.seeds)],
                                     work, reports_file, log_file, job.timeout, job.env)
         reports, failure = [], None
+        isolated = outcome["isolated"]
         for line in reports_file.read_text("utf-8", "replace").splitlines():
             try:
                 item = json.loads(line)
@@ -176,7 +178,7 @@ def run_job(job: Job) -> dict:
         elif failure is None and pending is not None:
             failure = {"message": sandbox.ended_early(outcome, f"reporting seed {pending}"), "seed": pending}
         log = log_file.read_text("utf-8", "replace")[-4000:]
-        return {"reports": reports, "failure": failure, "log": log}
+        return {"reports": reports, "failure": failure, "log": log, "isolated": isolated}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -189,10 +191,13 @@ def _chunks(seeds: list, parts: int) -> list[list]:
 
 
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
-            executor=None, timeout: float = 120.0, progress=lambda msg: None) -> list[Report]:
+            executor=None, timeout: float = 120.0, progress=lambda msg: None, twice: bool = False) -> list[Report]:
     """Every experiment's reports over the seeds, from the cache where the inputs are unchanged.
 
-    `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is
+    The course seed is run a second time, in a process of its own, whenever it runs (an experiment's first
+    run after a change), and with twice=True (--check) even when it comes from the cache: the same seed must
+    give the same values, or the experiment measures something besides its seed (the time, an unseeded
+    generator). `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is
     only entered when something has to run. None: run here, one job after another.
     """
     experiments_dir = root / "experiments"
@@ -210,26 +215,33 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
             if hit:
                 report.runs[seed], report.digests[seed] = hit
         missing = [s for s in seeds if s not in report.runs]
-        plans.append((report, path, missing))
-    if any(missing for *_, missing in plans):
+        again = seeds[0] in missing or twice
+        plans.append((report, path, missing, again))
+    if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
             _run_missing(plans, cache_dir, pool, workers, timeout, progress)
     return [report for report, *_ in plans]
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
+    sandbox.check(progress)
     jobs = []
-    for report, path, missing in plans:
-        if not missing:
+    for report, path, missing, again in plans:
+        if not missing and not again:
             continue
         sources = {p.name: p.read_text("utf-8") for p in local_sources(path)}
         sources["runner.py"] = RUNNER.read_text("utf-8")
-        shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
-        progress(f"running {report.path} ({shown})")
+        sources["criteria.py"] = CRITERIA.read_text("utf-8")  # the harness judges with the build's evaluator
+        if missing:
+            shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
+            progress(f"running {report.path} ({shown})")
         for chunk in _chunks(missing, workers):
-            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env())))
-    futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
-    for report, job, future in futures:
+            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env()), False))
+        if again:  # the course seed once more, to compare
+            jobs.append((report, Job(report.name, path.name, sources, [report.seeds[0]], timeout, numeric_env()), True))
+    futures = [(report, job, twin, pool.submit(run_job, job) if pool else None) for report, job, twin in jobs]
+    twins = []
+    for report, job, twin, future in futures:
         result = future.result() if future else run_job(job)
         if result["failure"]:
             for *_, other in futures:  # what has not started yet need not
@@ -239,6 +251,9 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             if data.get("name") != report.name:
                 raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
                                  report.path)
+            if twin:
+                twins.append((report, data))
+                continue
             seed = data["seed"]
             data["code_hash"] = report.code_hash
             report.runs[seed] = data
@@ -247,6 +262,20 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             report.ran += 1
         if result["failure"]:
             raise _failure(report, job, result)
+    for report, data in twins:
+        _same_twice(report, data)
+
+
+def _same_twice(report: Report, again: dict) -> None:
+    """The course seed's second run must give every value the first gave, to the last bit."""
+    first = report.runs[report.seeds[0]]
+    for key in sorted(set(first["values"]) | set(again["values"])):
+        a, b = first["values"].get(key), again["values"].get(key)
+        if json.dumps(a) != json.dumps(b):  # (as text: NaN is NaN; the engine refuses it later)
+            raise BuildError(f"experiment {report.name} gave seed {report.seeds[0]} two different values of {key}: "
+                             f"{json.dumps(a)[:80]}, then {json.dumps(b)[:80]}: what it measures must depend on its "
+                             f"seed and parameters alone (an unseeded generator, the time, the machine's state?)",
+                             report.path, first.get("lines", {}).get(key))
 
 
 def _failure(report: Report, job: Job, result: dict) -> BuildError:

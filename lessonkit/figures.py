@@ -23,7 +23,6 @@ import json
 import re
 import shutil
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -90,21 +89,25 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             missing.append((fid, lang, path))
     if not missing:
         return out
-    work = Path(tempfile.mkdtemp(prefix="lessonkit-figures-"))
+    from . import sandbox
+
+    sandbox.check(warn)
+    work = sandbox.scratch("figures")
     try:
         items = [{"id": fid, "lang": lang, "out": str(work / f"{i}.svg")} for i, (fid, lang, _) in enumerate(missing)]
         (work / "job.json").write_text(json.dumps({"figures_dir": str(figures_dir), "values": values,
                                                    "items": items}), "utf-8")
         progress = work / "progress.jsonl"
         progress.touch()
-        from . import sandbox
-
-        engine = str(Path(__file__).resolve().parent.parent)
+        _font_cache_into(work)
+        package = Path(__file__).resolve().parent
+        # The recipe sees the engine's package and the course's figures/, read-only, and nothing else of the course.
         outcome = sandbox.supervise(
-            [sys.executable, "-c", f"import sys; sys.path.insert(0, {engine!r}); "
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
                                    "from lessonkit.figures import worker; worker()",
              str(work / "job.json"), str(progress)],
-            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg"})
+            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
+            readable=(package, figures_dir))
         done, failure = set(), None
         for line in progress.read_text("utf-8", "replace").splitlines():
             item = json.loads(line)
@@ -114,7 +117,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
                 done.add(item["done"])
         for i, (fid, lang, path) in enumerate(missing):
             if i in done:
-                svg = (work / f"{i}.svg").read_bytes()
+                svg = sanitize_svg((work / f"{i}.svg").read_bytes(), f"figures/{fid.partition('.')[0]}.py")
                 out[fid, lang] = svg
                 _store(cache_dir, fid, lang, path, svg, warn)
         if failure:
@@ -132,6 +135,80 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# What a published figure may hold: the elements and attributes matplotlib writes, nothing that runs or loads.
+_SVG = "http://www.w3.org/2000/svg"
+_XLINK = "http://www.w3.org/1999/xlink"
+_NAMESPACES = {"": _SVG, "xlink": _XLINK, "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+               "cc": "http://creativecommons.org/ns#", "dc": "http://purl.org/dc/elements/1.1/"}
+_ELEMENTS = {"svg", "g", "path", "defs", "use", "clipPath", "rect", "circle", "ellipse", "line", "polyline",
+             "polygon", "text", "tspan", "style", "title", "desc", "metadata", "linearGradient", "radialGradient",
+             "stop", "pattern", "mask", "image", "symbol", "marker", "a"}
+_METADATA = {"RDF", "Work", "type", "format", "creator", "Agent", "title", "date", "description", "rights"}
+_EXTERNAL_CSS = re.compile(r"@import|url\(\s*['\"]?(?!#)", re.IGNORECASE)
+
+
+def sanitize_svg(data: bytes, where: str) -> bytes:
+    """The figure as it may be published: no script, event handler, foreignObject or link that leaves the file
+    (a recipe runs as author code: it can write any bytes), only matplotlib's elements, references inside the
+    file or to embedded images. A file that is not SVG is the recipe's error."""
+    import xml.etree.ElementTree as ET
+
+    if b"<!ENTITY" in data:
+        raise BuildError("the figure defines XML entities: not a plain SVG", where)
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise BuildError(f"the figure is not well-formed SVG ({exc})", where) from None
+    if root.tag != f"{{{_SVG}}}svg":
+        raise BuildError("the figure is not an SVG", where)
+
+    def local(tag: str) -> tuple[str, str]:
+        ns, _, name = tag[1:].partition("}") if tag.startswith("{") else ("", "", tag)
+        return ns, name
+
+    def clean(node, in_metadata: bool) -> None:
+        for child in list(node):
+            if not isinstance(child.tag, str):  # a comment or a processing instruction
+                node.remove(child)
+                continue
+            ns, name = local(child.tag)
+            allowed = (ns == _SVG and name in _ELEMENTS) or (in_metadata and name in _METADATA)
+            if not allowed:
+                node.remove(child)
+                continue
+            if name == "a":  # a link (set_url) becomes a plain group: a figure links nowhere
+                child.tag = f"{{{_SVG}}}g"
+            for attr in list(child.attrib):
+                value = child.attrib[attr]
+                _, attr_name = local(attr)
+                if attr_name.lower().startswith("on") or (attr_name == "href" and not (
+                        value.startswith("#") or (name == "image" and value.startswith("data:image/")))) \
+                        or (attr_name == "style" and _EXTERNAL_CSS.search(value)):
+                    del child.attrib[attr]
+            if name == "style" and child.text and _EXTERNAL_CSS.search(child.text):
+                child.text = ""
+            clean(child, in_metadata or name == "metadata")
+
+    for attr in [a for a in root.attrib if local(a)[1].lower().startswith("on")]:
+        del root.attrib[attr]
+    clean(root, False)
+    for prefix, uri in _NAMESPACES.items():
+        ET.register_namespace(prefix, uri)
+    return b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8")
+
+
+def _font_cache_into(work: Path) -> None:
+    """Matplotlib's list of the machine's fonts, copied into the recipe's scratch folder: the recipe sees
+    no home folder, and making the list anew costs seconds."""
+    import os
+
+    home = os.environ.get("MPLCONFIGDIR") or os.path.join(os.environ.get("XDG_CACHE_HOME")
+                                                         or os.path.expanduser("~/.cache"), "matplotlib")
+    (work / "mpl").mkdir()
+    for found in Path(home).glob("fontlist-*.json") if os.path.isdir(home) else ():
+        shutil.copyfile(found, work / "mpl" / found.name)
 
 
 def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, warn) -> None:

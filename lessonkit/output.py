@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import BuildError
+from .stamp import skipped
 
 # The site's manifest: what --check reads back, and what marks a folder as a site this tool may replace.
 MANIFEST = "lessonkit.json"
@@ -135,11 +136,22 @@ class Staging:
                     if folder == self.path or any(folder.iterdir()):
                         break
                     folder.rmdir()
+            self._nothing_else(files)
             if finish is not None:
                 finish(self.path)
             _swap(self.path, self.out)
         except OSError as exc:
             raise self._failed(exc) from None
+
+    def _nothing_else(self, files: dict) -> None:
+        """Only what the build put here is published: a file that appeared from elsewhere (author code
+        writing where it should not) stops the build."""
+        for folder, _, names in os.walk(self.path):
+            for name in names:
+                rel = os.path.relpath(os.path.join(folder, name), self.path).replace(os.sep, "/")
+                if rel not in files:
+                    raise BuildError(f"{rel} appeared in the new site, but the build did not write it (author code "
+                                     f"writing outside its own folder?): nothing was published", self.out)
 
     def _failed(self, exc: OSError) -> BuildError:
         return BuildError(f"cannot write the site: {exc.strerror}: {exc.filename or self.out}", self.out)
@@ -198,7 +210,7 @@ def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
     files = {}
     root = root.resolve()
     for p in sorted(static_dir.rglob("*")):
-        if not p.is_file():
+        if not p.is_file() or any(skipped(x) for x in p.relative_to(static_dir).parts):
             continue
         if not p.resolve().is_relative_to(root):
             raise BuildError("links to a file outside the course; it would be published: refused",

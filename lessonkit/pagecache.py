@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from .model import Built, Collected, Nav, Page
+from .stamp import skipped
 
 
 def digest(*parts) -> str:
@@ -34,8 +35,8 @@ def tree_digest(*folders: Path) -> str:
     """The content of every file below the folders (templates, engine code …)."""
     h = hashlib.sha256()
     for folder in folders:
-        files = [folder] if folder.is_file() else sorted(p for p in folder.rglob("*") if p.is_file()
-                                                          and "__pycache__" not in p.parts)
+        files = [folder] if folder.is_file() else sorted(
+            p for p in folder.rglob("*") if p.is_file() and not any(skipped(x) for x in p.relative_to(folder).parts))
         for p in files:
             h.update(str(p.relative_to(folder.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:24]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import jinja2
-import yaml
 
-from . import shown
-from .content import load_yaml, read_text
+from . import names, shown
+from .content import parse_yaml, read_text
 from .errors import BuildError
 from .mdplugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
 from .mdplugins.outline import strip_markers
@@ -26,17 +25,17 @@ def load_strings(root: Path, languages: list[str]) -> dict:
         shown = path.relative_to(root)
         if not path.is_file():
             raise BuildError(f"no interface strings for {lang!r}", shown)
-        try:
-            strings[lang] = load_yaml(read_text(path, shown))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise BuildError(f"malformed YAML: {getattr(exc, 'problem', exc)}", shown,
-                             mark.line + 1 if mark else None) from None
+        strings[lang] = parse_yaml(read_text(path, shown), shown, 1)
         if not isinstance(strings[lang], dict):
             raise BuildError("expected 'key: text' lines", shown, 1)
         lacking = [k for k in LANGUAGE_KEYS if not isinstance(strings[lang].get(k), str)]
         if lacking:
             raise BuildError(f"the language's own entries are missing: {', '.join(lacking)}", shown)
+        _plain_fields(strings[lang], read_text(path, shown), shown)
+        try:
+            names.check("tag", strings[lang]["tag"], names.LANG_TAG)
+        except BuildError as exc:
+            raise exc.located(shown, _line_of_key(read_text(path, shown), "tag")) from None
     first, *rest = languages
     for lang in rest:
         missing = set(strings[first]) ^ set(strings[lang])
@@ -44,6 +43,28 @@ def load_strings(root: Path, languages: list[str]) -> dict:
             raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
                              f"templates/i18n/{lang}.yaml")
     return strings
+
+
+def _plain_fields(strings: dict, text: str, shown) -> None:
+    """Interface strings fill in plain {name} fields: a format spec ({seed:>300000000}) could make a
+    page of any size, and a field like {0.__class__} reads what it should not."""
+    import string
+
+    for key, value in strings.items():
+        if not isinstance(value, str):
+            continue
+        try:
+            fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
+            raise BuildError(f"{key}: {exc}", shown, _line_of_key(text, key)) from None
+        for name, spec, conv in fields:
+            if spec or conv or (name and not name.isidentifier()):
+                raise BuildError(f"{key}: {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}: interface "
+                                 f"strings take plain fields such as {{n}}", shown, _line_of_key(text, key))
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    return next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith(f"{key}:")), None)
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):

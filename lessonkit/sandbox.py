@@ -1,52 +1,164 @@
-"""Run author code (an experiment, figure recipes) in a process group of its own, with a time limit.
+"""Run author code (an experiment, figure recipes) in a sandbox, with a time limit.
 
-The process writes one line to its progress file per finished step; a step that takes longer
-than the limit ends the run. Either way the whole process group is killed afterwards, so a
-child the code started cannot outlive the build or hold it up. Output goes to a log file, never
-to the build's terminal. Standard library only: it runs on Dask workers too.
+On Linux with bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak uses) the code runs in new
+namespaces: no network, its own process ids (it cannot signal the build), the system's programs and
+libraries and the Python it runs on read-only, its scratch folder the only place it may write, and
+nothing else of the machine in view: not the course (the folders it must read come back read-only),
+not the build's staging folder, not /etc or anyone's home. It dies with the build. Without bubblewrap
+it runs in a process group of its own, which the build kills with it, and the build says the code
+is not isolated.
+
+Either way its environment is cleared down to what a measurement may depend on (ALLOWED_ENV): no
+secret of the builder's reaches it. The process writes one line to its progress file per finished
+step; a step that takes longer than the limit ends the run, and the whole process tree is killed
+afterwards. Output goes to a log file, never to the build's terminal. Standard library only: it
+runs on Dask workers too.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
+from functools import cache
 from pathlib import Path
 
 # Runs go in parallel, one process per core: a BLAS that also spreads over every core would
 # oversubscribe them (OpenBLAS threads spin; a 20-seed sweep took 9 minutes instead of 15 s).
 ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+# What of the builder's environment author code sees: the variables that choose numpy's and the BLAS's
+# kernels (they are in the cache key) and thread counts. Nothing else: no tokens, no keys, no HOME.
+ALLOWED_ENV = re.compile(r"^(NPY_|OPENBLAS_|MKL_|GOTO|BLIS_|VECLIB_|OMP_NUM_THREADS$)")
+# System folders author code may read (libraries, fonts for the figures); each only where it exists.
+_SYSTEM = ("/usr", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives")
 
 
-def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, env: dict | None = None) -> dict:
-    """Run cmd; {"returncode", "timed_out", "signal"}. progress must exist; each line in it is a step done."""
-    environ = {**ONE_THREAD, **os.environ, **(env or {}), "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONIOENCODING": "utf-8"}
+@cache
+def bwrap() -> str | None:
+    """bubblewrap's path when it works here (it needs user namespaces or root), else None."""
+    path = shutil.which("bwrap")
+    if path is None or not sys.platform.startswith("linux"):
+        return None
+    try:
+        probe = subprocess.run([path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+                               capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if probe.returncode == 0 else None
+
+
+def isolated() -> bool:
+    return bwrap() is not None
+
+
+REQUIRE = False  # --strict: author code that cannot be isolated is not run at all
+_said = []
+
+
+def check(warn) -> None:
+    """Before author code runs in the build: say once that it is not isolated, or refuse under --strict."""
+    if isolated() or _said:
+        return
+    why = ("bubblewrap (bwrap) is not available here" if not shutil.which("bwrap") or not sys.platform.startswith("linux")
+           else "bubblewrap (bwrap) cannot make namespaces here")
+    if REQUIRE:
+        from .errors import BuildError
+
+        raise BuildError(f"{why}: experiments and figure recipes would run without isolation, which --strict "
+                         f"refuses (Debian: apt-get install bubblewrap)")
+    _said.append(why)
+    warn(f"warning: {why}: experiments and figure recipes run without isolation (Debian: apt-get install bubblewrap)")
+
+
+def _jail(scratch: Path, readable: list[Path]) -> list[str]:
+    """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else."""
+    args = ["--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged /usr: /bin -> usr/bin
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    mounted = []
+    # Python itself (a venv and the interpreter it points to), then what the caller names.
+    python = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent]
+    for path in [*map(Path, _SYSTEM), *python, *readable]:
+        path = path.resolve()
+        if path.exists() and not any(path == m or m in path.parents for m in mounted):
+            mounted.append(path)
+            args += ["--ro-bind", str(path), str(path)]
+    return args + ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+
+
+def _die_with_parent() -> None:  # without bubblewrap: the kernel ends the run when the build dies
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, env: dict | None = None,
+              readable: tuple = ()) -> dict:
+    """Run cmd in `cwd`, its scratch folder; {"returncode", "timed_out", "signal", "isolated"}.
+    progress must exist; each line in it is a step done. `readable`: folders it may read besides."""
+    environ = {**ONE_THREAD, **{k: v for k, v in os.environ.items() if ALLOWED_ENV.match(k)}, **(env or {}),
+               "PATH": "/usr/bin:/bin", "HOME": str(cwd), "TMPDIR": str(cwd), "LANG": "C.UTF-8",
+               "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONIOENCODING": "utf-8", "PYTHONNOUSERSITE": "1"}
+    jail = bwrap()
+    if jail:
+        sets = [a for k, v in sorted(environ.items()) for a in ("--setenv", k, v)]
+        cmd = [jail, *_jail(cwd, list(readable)), *sets, "--", *cmd]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=environ, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=None if jail else _die_with_parent)
+        _RUNNING.add(proc)
         timed_out, size, deadline = False, 0, time.monotonic() + timeout
-        while True:
-            try:
-                proc.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            grown = progress.stat().st_size
-            if grown != size:  # a step finished: the next one gets the whole time limit
-                size, deadline = grown, time.monotonic() + timeout
-            elif time.monotonic() > deadline:
-                timed_out = True
-                break
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the process and everything it started
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
+            while True:
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                grown = progress.stat().st_size
+                if grown != size:  # a step finished: the next one gets the whole time limit
+                    size, deadline = grown, time.monotonic() + timeout
+                elif time.monotonic() > deadline:
+                    timed_out = True
+                    break
+        finally:  # also when the build itself is interrupted: nothing the code started outlives it
+            _kill(proc)
+            proc.wait()
+            _RUNNING.discard(proc)
     code = proc.returncode
-    return {"returncode": code, "timed_out": timed_out,
+    if jail and 128 < code < 128 + 65:  # bubblewrap reports a child ended by a signal as 128 + its number
+        code = -(code - 128)
+    return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail),
             "signal": signal.Signals(-code).name if code < 0 and not timed_out else None}
+
+
+_RUNNING: set = set()  # runs under way in this process, from any thread
+
+
+def _kill(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the process and everything it started
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_all() -> None:
+    """Kill every run under way (the build is being interrupted: threads waiting on runs would wait on)."""
+    for proc in list(_RUNNING):
+        _kill(proc)
 
 
 def ended_early(outcome: dict, what: str) -> str:
@@ -55,3 +167,39 @@ def ended_early(outcome: dict, what: str) -> str:
         why = " (out of memory?)" if outcome["signal"] == "SIGKILL" else ""
         return f"killed by {outcome['signal']}{why}"
     return f"ended (exit status {outcome['returncode']}) before {what}"
+
+
+# -- scratch folders -------------------------------------------------------------------------------
+
+SCRATCH_PREFIX = "lessonkit-"
+
+
+def scratch(name: str) -> Path:
+    """A new scratch folder for one run, named after the build's process so that a later build can
+    remove what a killed one left (see sweep_scratch)."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-{name}-"))
+
+
+def sweep_scratch() -> None:
+    """Remove scratch folders of builds that are no longer running."""
+    import tempfile
+
+    pattern = re.compile(rf"^{re.escape(SCRATCH_PREFIX)}(\d+)-")
+    try:
+        entries = list(Path(tempfile.gettempdir()).iterdir())
+    except OSError:
+        return
+    for path in entries:
+        match = pattern.match(path.name)
+        if not match or not path.is_dir():
+            continue
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+            continue  # that build still runs
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except PermissionError:  # another user's build
+            continue

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from .content import _slug_ok, digest, load_config, read_text
+from .content import _slug_ok, digest, load_config, read_text, write_atomic
 from .errors import BuildError
 
 SITE = "content/site.yaml"
@@ -189,10 +189,9 @@ def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
     try:
         for path, content in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8", newline="") as f:  # "x": never overwrite
-                f.write(content)
+            write_atomic(path, content.encode("utf-8"), new=True)  # whole or not at all, and never overwriting
             written.append(path)
-        config_path.write_text(text, "utf-8")
+        write_atomic(config_path, text.encode("utf-8"))
     except OSError as exc:
         for path in written:
             path.unlink(missing_ok=True)

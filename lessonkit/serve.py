@@ -20,7 +20,8 @@ from io import BytesIO
 from pathlib import Path
 from urllib.parse import urlsplit
 
-WATCHED = ("content", "experiments", "figures", "templates")
+from .stamp import INPUTS, skipped
+
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 EVENTS = "/__lessonkit/events"
 PING_SECONDS = 15.0
@@ -57,7 +58,7 @@ def inject(html: bytes, script: bytes) -> bytes:
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     """path -> (mtime_ns, size) of every file under the watched folders; a cheap os.scandir walk."""
     seen: dict[str, tuple[int, int]] = {}
-    stack = [str(root / name) for name in WATCHED]
+    stack = [str(root / name) for name in INPUTS]
     while stack:
         folder = stack.pop()
         try:
@@ -67,7 +68,7 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
         with entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith(".") or name == "__pycache__" or name.endswith("~"):
+                if skipped(name):
                     continue
                 try:
                     # A linked folder is not followed (the build does not read it either): a link
@@ -165,6 +166,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if os.path.isdir(path) and urlsplit(self.path).path.endswith("/"):
             index = os.path.join(path, "index.html")
             path = index if os.path.isfile(index) else path
+        # Only regular files of the site, links resolved: a link in site/ to /etc/passwd is not served.
+        real = Path(path).resolve()
+        if not real.is_relative_to(self.out) or not (real.is_file() or real.is_dir()):
+            self.send_error(404, "File not found")
+            return None
         if not path.endswith((".html", ".htm")):
             return super().send_head()
         try:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from html import escape
 
 from .errors import BuildError
+from .names import anchor
 from .numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
 
 
 def claim_anchor(key: str) -> str:
-    return "claim-" + key.replace(".", "-").replace("_", "-")
+    return anchor("claim-", key)
 
 
 def experiment_anchor(name: str) -> str:
@@ -113,12 +114,12 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
         attrs += f' data-claim="{escape(claim)}"'
         number = f'<span class="num">{escape(shown)}</span>'
         if mark:
-            number += (f'<button type="button" class="mark" popovertarget="{panel_id(claim_anchor(claim))}" '
+            number += (f'<button type="button" class="mark" popovertarget="{escape(panel_id(claim_anchor(claim)))}" '
                        f'aria-label="{escape(strings["verified"])}: {escape(key)}">✓</button>')
     elif mark:
         label = parameter_label(m, strings, key)
         source = f"{key} {label}" if label else f'{strings["measured_by"]} {key}'
-        number = (f'<button type="button" class="num param" popovertarget="{panel_id(experiment_anchor(experiment))}" '
+        number = (f'<button type="button" class="num param" popovertarget="{escape(panel_id(experiment_anchor(experiment)))}" '
                   f'aria-label="{escape(shown)}, {escape(source)}">{escape(shown)}</button>')
     else:
         number = f'<span class="num">{escape(shown)}</span>'

@@ -16,13 +16,20 @@ from pathlib import Path
 INPUTS = ("content", "experiments", "figures", "templates")
 
 
+def skipped(name: str) -> bool:
+    """The one rule for which files of a course are not inputs: hidden (.name), Python's caches, editors'
+    backups (name~). The fingerprint, the preview's watcher, the page loader and the static copier all
+    follow it, so a file is either read by the build and watched, or neither."""
+    return name.startswith(".") or name == "__pycache__" or name.endswith("~")
+
+
 def _walk(folder: Path, h) -> None:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except FileNotFoundError:
         return
     for entry in entries:
-        if entry.name.startswith(".") or entry.name == "__pycache__":
+        if skipped(entry.name):
             continue
         if entry.is_dir(follow_symlinks=False):
             _walk(Path(entry.path), h)

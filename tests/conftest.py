@@ -141,7 +141,6 @@ def run(seed, *, n):
         "mean": float(x.mean()),
         "spread": float(x.std()),
         "odd": seed % 2,
-        "pid": os.getpid(),
         "noise": harness.below(abs(float(x.sum() - x[::-1].sum())), 1e-9),
     }
 
@@ -186,6 +185,7 @@ def make_course(root: Path, experiment: str = TINY_EXPERIMENT, pages: dict | Non
     (root / "content" / "en" / "page.md").write_text(pages["en"].replace("{digest}", digest), "utf-8")
     (root / "experiments").mkdir()
     shutil.copy(ROOT / "experiments" / "harness.py", root / "experiments" / "harness.py")
+    shutil.copy(ROOT / "lessonkit" / "criteria.py", root / "experiments" / "criteria.py")  # a run alone needs it
     (root / "experiments" / "tiny.py").write_text(experiment, "utf-8")
     (root / "figures").mkdir()
     shutil.copytree(ROOT / "templates", root / "templates", ignore=shutil.ignore_patterns("__pycache__"))

@@ -72,6 +72,7 @@ def test_script_exits_non_zero_on_a_failing_claim(tmp_path):
              'text={"zh": "假", "en": "false"})]\n')
     broken.write_text(source.replace(main, never + main))
     (tmp_path / "harness.py").write_text((ROOT / "experiments" / "harness.py").read_text())
+    (tmp_path / "criteria.py").write_text((ROOT / "lessonkit" / "criteria.py").read_text())
     out = subprocess.run([sys.executable, str(broken)], capture_output=True, text=True)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "FAIL  multires.never" in out.stdout

@@ -124,7 +124,7 @@ def test_a_criterion_with_a_typo_names_the_claim_and_its_line(tmp_path):
     root = make_course(tmp_path / "c", experiment=source)
     line = line_of(root / "experiments/tiny.py", 'Claim(id="mean"')
     fails_in_one_line(build(root), f"experiments/tiny.py:{line}",
-                      "claim 'mean': criterion 'abs(maen) < 0.6' cannot be evaluated: NameError")
+                      "claim 'mean': criterion 'abs(maen) < 0.6' cannot be evaluated: name 'maen' is not defined (did you mean 'mean'?)")
 
 
 # -- the site is swapped whole, by one build at a time ---------------------------------------------
@@ -489,3 +489,129 @@ def test_common_front_matter_is_read_without_yaml():
 
     assert _simple_front_matter(['title: "Lesson 1: a page"', "description: 第 1 课：页面", "title: 'a: b'"]) == \
         {"title": "a: b", "description": "第 1 课：页面"}
+
+
+# -- what an experiment reports is checked by the engine, not taken on trust -----------------------------
+
+def test_nan_is_refused_even_when_the_experiment_switches_off_the_harness_check(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "broken": float("nan"),')
+    source = source.replace("NAME = \"tiny\"", "NAME = \"tiny\"\nharness.check_values = lambda values: None")
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", '"broken":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: value tiny.broken on seed 0 is not finite (nan)")
+    assert not (root / "site").exists()
+
+
+def test_a_list_value_too_long_to_read_is_refused(tmp_path):
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "dump": [0.5] * 1_000_000,')
+    root = make_course(tmp_path / "c", experiment=source)
+    fails_in_one_line(build(root), "experiments/tiny.py:", "has 1,000,000 elements (at most 10,000")
+
+
+@pytest.mark.parametrize("value", ["time.time() % 1", "float(np.random.random())"])
+def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
+    """An experiment's first run repeats its course seed in another process; --check repeats it on a cached site."""
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', f'"odd": seed % 2,\n        "drift": {value},')
+    source = source.replace("import os\n", "import os\nimport time\n")
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", '"drift":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: experiment tiny gave seed 0 two different values "
+                                   "of drift")
+    # Cached from a run that happened to agree with itself: --check runs the seed again.
+    steady = make_course(tmp_path / "d")
+    assert build(steady).returncode == 0
+    edit(steady / "experiments/tiny.py", '"odd": seed % 2,', '"odd": seed % 2,\n        "drift": 0.25,')
+    assert build(steady).returncode == 0
+    cached = steady / ".cache/experiments/tiny/seed-0.json"
+    entry = __import__("json").loads(cached.read_text("utf-8"))
+    edit(steady / "experiments/tiny.py", '"drift": 0.25,', f'"drift": {value},')
+    source_now = (steady / "experiments/tiny.py").read_text("utf-8").replace("import os\n", "import os\nimport time\n")
+    (steady / "experiments/tiny.py").write_text(source_now, "utf-8")
+    # The cache is for the old code; put the steady run back under the new code's key, as if it had run once.
+    from lessonkit.experiments import cache_key, code_hash, report_digest
+
+    entry["key"] = cache_key(code_hash(steady / "experiments/tiny.py"), 0)
+    entry["sha256"] = report_digest(entry["report"])
+    cached.write_text(__import__("json").dumps(entry), "utf-8")
+    checked = run_build("--no-search", "--seeds", "1", "--out", steady / "site", "--check", root=steady)
+    assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
+
+
+def test_a_full_disk_never_leaves_a_course_file_half_written(tmp_path, monkeypatch):
+    """--mark-translated, `new` and site.yaml edits write whole files or nothing."""
+    import errno
+
+    from lessonkit import content, scaffold
+    from lessonkit.errors import BuildError
+
+    root = make_course(tmp_path / "c")
+    page, config = root / "content/en/page.md", root / "content/site.yaml"
+    edit(root / "content/zh/page.md", "## 均值 {#mean}", "## 均值（改） {#mean}")
+    before = {p: p.read_bytes() for p in (page, config)}
+    real = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(BuildError, match="No space left on device"):
+        content.mark_translated(root, "en/page.md")
+    with pytest.raises(BuildError, match="nothing was kept"):
+        scaffold.new_page(root, "second")
+    monkeypatch.setattr(os, "fsync", real)
+    assert {p: p.read_bytes() for p in (page, config)} == before
+    assert not (root / "content/zh/second.md").exists() and not (root / "content/en/second.md").exists()
+    assert not [p for p in root.rglob("*.tmp")]
+
+
+@pytest.mark.parametrize("path, message", [
+    ("content/en/page.md", "error: content/en/page.md: is a folder, not a page"),
+    ("templates/i18n/en.yaml", "error: templates/i18n/en.yaml: templates/i18n/en.yaml is a folder, not a file"),
+    ("content/glossary.yaml", "error: content/glossary.yaml: is a folder, not a YAML file"),
+])
+def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path, path, message):
+    root = make_course(tmp_path / "c")
+    (root / path).unlink(missing_ok=True)
+    (root / path).mkdir()
+    result = build(root)
+    assert result.returncode == 1 and result.stderr.strip() == result.stderr.strip().splitlines()[0]
+    assert result.stderr.startswith(message), result.stderr
+
+
+def test_hidden_files_are_never_inputs(tmp_path):
+    """One rule (stamp.skipped) for the loader, the fingerprint, the watcher and the static copier."""
+    root = make_course(tmp_path / "c")
+    edit(root / "content/site.yaml", "pages: [page]", "pages: [page, .drafts/a]")
+    fails_in_one_line(build(root), "content/site.yaml", "page '.drafts/a': a name beginning with '.'")
+    edit(root / "content/site.yaml", "pages: [page, .drafts/a]", "pages: [page]")
+    (root / "templates/static/.secret.txt").write_text("not for readers", "utf-8")
+    (root / "templates/static/notes.css~").write_text("backup", "utf-8")
+    assert build(root).returncode == 0
+    assert not list((root / "site").rglob(".secret.txt")) and not list((root / "site").rglob("*~"))
+
+
+def test_an_image_from_outside_the_site_warns_and_strict_refuses(tmp_path):
+    image = "\n![a chart](https://example.org/chart.png)\n"
+    root = append_to_page(make_course(tmp_path / "c"), "page", {"zh": image, "en": image})
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    line = len((root / "content/zh/page.md").read_text("utf-8").rstrip("\n").splitlines())
+    assert (f"warning: content/zh/page.md:{line}: image 'https://example.org/chart.png' loads from outside the "
+            "site") in result.stdout
+    fails_in_one_line(build(root, "--strict"), f"content/zh/page.md:{line}: image 'https://example.org/chart.png'")
+
+
+@pytest.mark.parametrize("where, old, new, message", [
+    ("templates/i18n/en.yaml", 'range: "{range} over {n} seeds"', 'range: "{range} over {n:>300000000} seeds"',
+     "range: {n:>300000000}: interface strings take plain fields"),
+    ("templates/i18n/en.yaml", 'range: "{range} over {n} seeds"', 'range: "{range.__class__} over {n} seeds"',
+     "range: {range.__class__}: interface strings take plain fields"),
+    ("templates/i18n/en.yaml", "tag: en", "tag: 'en\"><script>alert(1)</script>'", "tag 'en\"><script>"),
+    ("content/zh/page.md", "title: 小实验", 'title: "a \\0w:x.y\\0 b"', "a value holds a NUL character"),
+])
+def test_interface_strings_and_titles_cannot_reach_into_the_engine(tmp_path, where, old, new, message):
+    root = make_course(tmp_path / "c")
+    edit(root / where, old, new)
+    result = build(root)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"error: {where}:") and message in result.stderr, result.stderr

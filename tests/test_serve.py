@@ -267,3 +267,15 @@ def test_a_link_loop_in_content_does_not_trap_the_watcher(tmp_path):
     (content / "zh" / "loop2").symlink_to(".")
     seen = serve.snapshot(tmp_path)  # returns: the links are recorded, not followed
     assert sorted(Path(p).name for p in seen) == ["loop1", "loop2", "page.md"]
+
+
+def test_a_link_in_the_site_to_a_file_outside_is_not_served(tiny_preview, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0", "utf-8")
+    site = tmp_path / "c" / "site"
+    (site / "passwd.txt").symlink_to(secret)
+    (site / "outside").symlink_to(tmp_path, target_is_directory=True)
+    for path in ("/passwd.txt", "/outside/secret.txt"):
+        answer = _raw(tiny_preview.url, f"GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode())
+        assert answer.split(b" ")[1] == b"404" and b"root:x" not in answer, answer[:200]
+    assert _raw(tiny_preview.url, b"GET /en/page.html HTTP/1.0\r\nHost: localhost\r\n\r\n").split(b" ")[1] == b"200"

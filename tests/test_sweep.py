@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build
+from conftest import ROOT, TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build
 
 
 def build(root, *args):
@@ -143,12 +143,19 @@ def test_noise_is_shown_as_a_bound_and_the_bound_is_checked(tiny):
     assert "'noise'" in error and "which it is not" in error
 
 
-def test_runs_go_to_several_processes_at_once(tiny):
-    result = build(tiny, "--seeds", "4", "--jobs", "2")
-    assert result.returncode == 0, result.stderr
-    pids = {json.loads((tiny / ".cache/experiments/tiny" / f"seed-{s}.json").read_text())["report"]["values"]["pid"]
-            for s in range(4)}
-    assert len(pids) == 2
+def test_runs_go_to_several_processes_at_once(tmp_path):
+    """Counted from outside, as the runs go: --jobs 2 keeps two experiment processes running at once."""
+    source = TINY_EXPERIMENT.replace("def run(seed, *, n):", "def run(seed, *, n):\n    import time\n    time.sleep(1.5)")
+    root = make_course(tmp_path / "c", experiment=source)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "--root", str(root), "--no-search", "--seeds", "4",
+                             "--jobs", "2", "--out", str(root / "site")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    most = 0
+    while proc.poll() is None:
+        ps = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True).stdout.splitlines()
+        most = max(most, sum(1 for line in ps if "runner.py" in line and "/tiny.py" in line and "bwrap" not in line))
+        time.sleep(0.1)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert most == 2
 
 
 # -- the cache proves itself, and the check trusts no verdict ----------------------------------------
@@ -229,6 +236,26 @@ def test_a_dask_cluster_gives_the_same_values(tmp_path):
         return re.findall(r'data-key="([^"]+)" data-value="([^"]+)"', (root / "site/en/page.html").read_text())
 
     assert values(dask) == values(local) and values(local)
+
+
+def test_the_builds_own_dask_cluster_takes_no_tasks_from_others_and_serves_no_dashboard():
+    """dask:local listens on loopback only, over TLS with credentials made for this build, and opens no
+    dashboard (Dask's default 8787)."""
+    pytest.importorskip("distributed", reason="the dask extra is part of the test requirements")
+    from distributed import Client
+
+    from lessonkit.executors import executor
+
+    with executor("dask:local", 1) as (pool, workers):
+        address = pool._client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:") and workers == 1
+        assert pool.submit(sum, [1, 2]).result() == 3
+        listening = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
+        assert ":8787 " not in listening
+        assert all(line.split()[3].startswith("127.0.0.1:") for line in listening.splitlines()
+                   if line.split()[3].rsplit(":", 1)[1] == address.rsplit(":", 1)[1])
+        with pytest.raises((TypeError, OSError)):  # no credentials, no tasks
+            Client(address, timeout="3s")
 
 
 def test_an_unknown_executor_is_a_one_line_error(tiny):

@@ -55,6 +55,10 @@ def number_label(ctx, label: str, anchor: str, token) -> int:
     kind, _, name = label.partition(":")
     if label in ctx.out.labels:
         raise BuildError(f"{kind} id {name!r} is used twice on this page", ctx.path, line_of(token, ctx))
+    other = next((k for k, (_, a) in ctx.out.labels.items() if a == anchor), None)
+    if other:  # a_b.c and a.b_c both make fig-a-b-c: one link would open the other
+        raise BuildError(f"{kind} id {name!r} makes the same anchor {anchor!r} as {other!r}; rename one",
+                         ctx.path, line_of(token, ctx))
     number = 1 + sum(1 for key in ctx.out.labels if key.startswith(kind + ":"))
     ctx.out.labels[label] = [number, anchor]
     return number

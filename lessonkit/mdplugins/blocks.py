@@ -11,6 +11,7 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
+from .. import names
 from ..errors import BuildError
 from . import SUMMARY_SLOT, figure_slot, number_label
 from .lines import line_of
@@ -58,9 +59,9 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 src = f"{ctx.root}figures/{fid}.{ctx.lang}.svg"
                 # Sizes are known once the figures are drawn: the render stage fills these slots.
                 width, height = figure_slot(fid, "w"), figure_slot(fid, "h")
-                anchor = "fig-" + fid.replace(".", "-").replace("_", "-")
+                anchor = names.anchor("fig-", fid)
                 # The image links to itself: on a phone, a reader can open it full size and zoom.
-                return (f'<figure class="figure" id="{anchor}" data-figure="{escape(fid)}"><a href="{src}">'
+                return (f'<figure class="figure" id="{escape(anchor)}" data-figure="{escape(fid)}"><a href="{src}">'
                         f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
                         f'decoding="async"></a><figcaption>\n')
             if kind == "table":
@@ -69,7 +70,7 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 tid, _, caption = _param(token).partition(" ")
                 number, anchor = ctx.out.labels[f"table:{tid}"]
                 label = escape(s["table_label"].format(n=number))
-                return (f'<figure class="table-figure" id="{anchor}"><figcaption><span class="caption-label">{label}'
+                return (f'<figure class="table-figure" id="{escape(anchor)}"><figcaption><span class="caption-label">{label}'
                         f'</span>{escape(s["label_sep"])}{escape(caption.strip())}</figcaption>\n')
             if kind == "verification-summary":
                 return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
@@ -90,8 +91,12 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 if not fid:
                     raise BuildError("figure block needs an id: ::: figure <id> <alt text>",
                                      ctx.path, line_of(token, ctx))
+                try:  # before anything is imported: a figure is a function of a module in figures/, nothing else
+                    names.check("figure id", fid, names.FIGURE)
+                except BuildError as exc:
+                    raise exc.located(ctx.path, line_of(token, ctx)) from None
                 ctx.need_figure(fid, line_of(token, ctx))
-                number = number_label(ctx, f"fig:{fid}", "fig-" + fid.replace(".", "-").replace("_", "-"), token)
+                number = number_label(ctx, f"fig:{fid}", names.anchor("fig-", fid), token)
                 caption = next((t for t in tokens[i + 1:] if t.type == "inline"), None)
                 if caption is not None:  # the caption opens with the figure's label: "图 2：…"
                     label = (f'<span class="caption-label">{escape(ctx.strings["figure_label"].format(n=number))}'
@@ -102,6 +107,10 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 if not tid:
                     raise BuildError("table block needs an id: ::: table <id> <caption>", ctx.path,
                                      line_of(token, ctx))
+                try:
+                    names.check("table id", tid)
+                except BuildError as exc:
+                    raise exc.located(ctx.path, line_of(token, ctx)) from None
                 number_label(ctx, f"table:{tid}", f"table-{tid}", token)
             elif token.type == "container_epigraph_open":
                 depth += 1

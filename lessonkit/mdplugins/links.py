@@ -31,6 +31,13 @@ def links_plugin(md: MarkdownIt) -> None:
         ctx = state.env["ctx"]
         for block in state.tokens:
             for token in block.children or []:
+                if token.type == "image":
+                    src = token.attrGet("src") or ""
+                    if "://" in src or src.startswith("//"):  # a reader's browser would ask another site for it
+                        ctx.out.warnings.append((line_of(token, ctx), f"image {src!r} loads from outside the site "
+                                                 f"(offline readers miss it, and the site asks another host): copy "
+                                                 f"it into templates/static/"))
+                    continue
                 if token.type != "link_open":
                     continue
                 href = token.attrGet("href") or ""

@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.attrs import attrs_plugin
 
-from .. import shown
+from .. import names, shown
 from ..errors import BuildError
 from .lines import line_of
 
@@ -34,7 +34,12 @@ RESERVED_PREFIXES = ("audit-", "exercise-", "claim-", "experiment-", "fig-", "pr
 
 
 def check_id(ctx, hid: str) -> None:
-    """An id an author gives (a heading's or a span's): unique on the page and not one the build writes."""
+    """An id an author gives (a heading's or a span's): a name, unique on the page, not one the build writes,
+    and not one a language's column takes on the side-by-side page (en-…, zh-…)."""
+    names.check("id", hid)
+    if hid.partition("-")[0] in ctx.inputs.strings:
+        raise BuildError(f"id {hid!r} begins like the side-by-side page's ids for the {hid.partition('-')[0]} "
+                         f"column; choose another")
     if hid in RESERVED_IDS or hid.startswith(RESERVED_PREFIXES):
         raise BuildError(f"id {hid!r} is reserved for the page's own elements; choose another")
     if hid in ctx.ids:
@@ -127,7 +132,7 @@ def _term(ctx, token, text: str) -> str:
     ctx.out.terms.append(entry["id"])
     token.attrs = {"class": "term", "tabindex": "0", "data-term": entry["id"], "aria-describedby": tip_id,
                    "lang": ctx.lang_tag(ctx.lang)}
-    others = " · ".join(f'<span lang="{ctx.lang_tag(lang)}">{escape(entry[lang])}</span>'
+    others = " · ".join(f'<span lang="{escape(ctx.lang_tag(lang))}">{escape(entry[lang])}</span>'
                         for lang in ctx.inputs.strings if lang != ctx.lang)
     return f'<span class="term-tip" role="tooltip" id="{tip_id}">{others}</span>'
 

@@ -1,0 +1,43 @@
+"""Names an author gives, and the ids the engine derives from them.
+
+Claim and value ids, figure, table and equation ids, element ids and language tags are each checked
+where they are read, against one pattern: a name can never carry a quote, an angle bracket, a space
+or a path into the page. Attribute values are escaped on the way out all the same (`attr`).
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from .errors import BuildError
+
+# p2.ratio, gpt.map_bytes_h128, fig-2, table-costs: letters, digits and _, in parts joined by . or -
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]+)*\Z")
+# A figure is a function of a recipe module: multires.p2_gradients
+FIGURE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\Z")
+# BCP 47, as far as a page's lang attribute needs: zh-CN, en, pt-BR
+LANG_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*\Z")
+_MAX = 120
+
+_SAY = {NAME.pattern: "letters, digits and _, in parts joined by '.' or '-', starting with a letter",
+        FIGURE.pattern: "<recipe module>.<function>, both Python names",
+        LANG_TAG.pattern: "a language tag such as zh-CN or en"}
+
+
+def check(kind: str, name, pattern: re.Pattern = NAME) -> str:
+    """The name, if it fits the pattern; else a one-line error that says what a name may be."""
+    if not isinstance(name, str) or len(name) > _MAX or not pattern.match(name):
+        shown = repr(name) if not isinstance(name, str) or len(name) <= 60 else repr(name[:60] + "…")
+        raise BuildError(f"{kind} {shown} is not a valid name: {_SAY[pattern.pattern]}")
+    return name
+
+
+def attr(value) -> str:
+    """A value for an HTML attribute, quotes included in the escaping."""
+    return escape(str(value), quote=True)
+
+
+def anchor(prefix: str, name: str) -> str:
+    """The element id the engine derives from a name: claim-p2-vanishing for p2.vanishing."""
+    return prefix + name.replace(".", "-").replace("_", "-")

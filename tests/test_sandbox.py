@@ -1,0 +1,209 @@
+"""Author code is untrusted: an experiment or a figure recipe that reads secrets, writes into the course or
+the staging folder, signals the build or outlives it is refused or harmless. On Linux it runs under
+bubblewrap (make test installs it); these tests hold the sandbox to the hostile cases that once got through."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, TINY_EXPERIMENT, TINY_FIGURE, make_course, with_figure
+
+from lessonkit import sandbox
+
+
+def build(root, *args, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(root), "--no-search", "--seeds", "2",
+                           "--out", str(root / "site"), *args], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, **(env or {})})
+
+
+def course_files(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.relative_to(root).as_posix().startswith((".cache", "site/", ".site"))}
+
+
+def published(root: Path) -> str:
+    return "\n".join(p.read_text("utf-8", "replace") for p in sorted((root / "site").rglob("*")) if p.is_file())
+
+
+def test_bubblewrap_isolates_author_code_here():
+    """make test installs bubblewrap: on Linux the sandbox must be real, not assumed."""
+    assert sys.platform.startswith("linux") and sandbox.isolated(), "bwrap is missing or cannot make namespaces"
+
+
+PRYING = '''
+def pry(root):
+    """What this code could reach: each a 1 (reached) or a 0."""
+    import glob
+    found = {}
+    def attempt(name, action):
+        try:
+            found[name] = 1 if action() else 0
+        except Exception:
+            found[name] = 0
+    attempt("secret", lambda: os.environ.get("LESSONKIT_TEST_SECRET"))
+    attempt("home", lambda: os.environ.get("HOME", "").startswith("/root"))
+    attempt("passwd", lambda: open("/etc/passwd").readline())
+    attempt("course", lambda: open(os.path.join(root, "content", "site.yaml")).read())
+    attempt("parent_cwd", lambda: os.listdir(f"/proc/{os.getppid()}/cwd/content"))
+    def append():
+        with open(os.path.join(root, "content", "zh", "page.md"), "a") as f:
+            f.write("\\n泄露\\n")
+        return True
+    attempt("append", append)
+    attempt("staging", lambda: glob.glob(os.path.join(root, ".site.new-*")))
+    attempt("network", lambda: __import__("socket").create_connection(("127.0.0.1", 9), timeout=1))
+    return found
+'''
+
+
+def test_an_experiment_sees_no_secret_no_course_and_no_other_file(tmp_path):
+    root = tmp_path / "c"
+    source = TINY_EXPERIMENT.replace("def run(seed, *, n):", PRYING + f"\n\ndef run(seed, *, n):\n    got = pry({str(root)!r})")
+    source = source.replace('"odd": seed % 2,', '"odd": seed % 2,\n        **{f"pry.{k}": v for k, v in got.items()},')
+    source = source.replace('shows=("mean",)),', 'shows=("mean",)),\n    Claim(id="sealed", criterion="max(['
+                            'pry.secret, pry.home, pry.passwd, pry.course, pry.parent_cwd, pry.append, pry.staging, '
+                            'pry.network]) == 0", text={"zh": "封闭", "en": "sealed"}),')
+    make_course(root, experiment=source)
+    before = course_files(root)
+    result = build(root, env={"LESSONKIT_TEST_SECRET": "hunter2-secret"})
+    assert result.returncode == 0, result.stdout + result.stderr  # the claim fails if anything was reached
+    assert course_files(root) == before
+    assert "hunter2" not in published(root) and "泄露" not in published(root)
+
+
+def test_a_figure_recipe_cannot_put_a_file_into_the_site(tmp_path):
+    recipe = TINY_FIGURE.replace("def bars(values, lang):", '''def bars(values, lang):
+    import glob, os, shutil
+    for staging in glob.glob(os.path.join(os.path.dirname(__file__), "..", ".site.new-*")):
+        shutil.copy("/etc/passwd", os.path.join(staging, "passwd.txt"))
+    for where in ("content/zh/page.md", "experiments/tiny.py"):
+        try:
+            open(os.path.join(os.path.dirname(__file__), "..", where), "a").write("x")
+        except OSError:
+            pass''')
+    root = with_figure(make_course(tmp_path / "c"), recipe)
+    before = course_files(root)
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert not (root / "site" / "passwd.txt").exists() and "root:" not in published(root)
+    assert course_files(root) == before  # figures/ is read-only to its own recipes
+
+
+def test_a_file_that_appears_in_the_staging_folder_is_never_published(tmp_path):
+    from lessonkit.errors import BuildError
+    from lessonkit.output import Staging
+
+    out = tmp_path / "site"
+    with Staging(out) as staging:
+        (staging.path / "passwd.txt").write_text("root:x:0:0", "utf-8")
+        with pytest.raises(BuildError, match="passwd.txt appeared in the new site, but the build did not write it"):
+            staging.write({"index.html": b"<p>hi</p>"})
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("code", ["os.kill(os.getppid(), signal.SIGKILL)", "os.kill(os.getppid(), signal.SIGTERM)",
+                                  "os.kill(1, signal.SIGKILL)"])
+def test_an_experiment_cannot_signal_the_build(tmp_path, code):
+    source = TINY_EXPERIMENT.replace("def run(seed, *, n):", f"def run(seed, *, n):\n    import signal\n    {code}")
+    root = make_course(tmp_path / "c", experiment=source)
+    result = build(root)
+    # Outside the build's reach, the signal either does nothing or ends the experiment alone: the build says so.
+    assert result.returncode in (0, 1), (result.returncode, result.stderr)
+    if result.returncode:
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: experiments/tiny.py"), result.stderr
+
+
+def running(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout  # ww: whole lines
+    return [line for line in out.splitlines() if marker in line and "ps -eww" not in line]
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_nothing_outlives_a_build_that_is_ended(tmp_path, how):
+    marker = f"lessonkit-orphan-{how}-{os.getpid()}"
+    source = TINY_EXPERIMENT.replace("def run(seed, *, n):", f'''def run(seed, *, n):
+    import subprocess, sys, time
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # {marker}"], start_new_session=True)
+    time.sleep(300)''')
+    root = make_course(tmp_path / "c", experiment=source, config="experiment_timeout: 600\n")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "--root", str(root), "--no-search", "--seeds", "2",
+                             "--out", str(root / "site")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not running(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert running(marker), "the experiment never started"
+        scratch = [p for p in Path("/tmp").glob(f"lessonkit-{proc.pid}-*")]
+        assert scratch
+        proc.send_signal(getattr(signal, how))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    if how == "SIGTERM":
+        assert proc.returncode == 143 and err.strip() == "terminated: the previous site is as it was", err
+    deadline = time.monotonic() + 10
+    while running(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert running(marker) == []
+    if how == "SIGKILL":  # nothing could clean up: the next build does
+        assert build(make_course(tmp_path / "d")).returncode == 0
+    assert not any(p.exists() for p in scratch)
+    assert not (root / "site").exists() and not list(root.glob(".site.*"))
+
+
+def test_a_build_without_bubblewrap_warns_and_strict_refuses(tmp_path, monkeypatch):
+    """Where bubblewrap is missing (not Linux, or not installed), author code runs with a warning; --strict
+    will not run it at all."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    root = make_course(tmp_path / "c")
+    env = {"PATH": f"{bin_dir}:{os.path.dirname(sys.executable)}:/usr/local/bin"}  # no /usr/bin: no bwrap
+    for tool in ("ps",):
+        (bin_dir / tool).symlink_to(f"/usr/bin/{tool}")
+    result = build(root, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "warning: bubblewrap (bwrap) is not available here: experiments and figure recipes run without " \
+           "isolation" in result.stdout
+    strict = build(make_course(tmp_path / "d"), "--strict", env=env)
+    assert strict.returncode == 1 and "which --strict refuses" in strict.stderr, strict.stderr
+
+
+
+EVIL_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100pt" '
+            b'height="50pt" onload="alert(1)"><script>alert(2)</script><style>@import url(https://x.test/a.css);'
+            b'</style><image href="https://x.test/p.png" width="5" height="5"/><a xlink:href="javascript:alert(3)">'
+            b'<text onclick="alert(4)" style="fill: url(https://x.test/f)">hi</text></a><foreignObject><p>x</p>'
+            b'</foreignObject><use xlink:href="#ok"/><image href="data:image/png;base64,AAAA" width="1" height="1"/>'
+            b'</svg>')
+
+
+def test_a_figure_whose_svg_carries_scripts_or_outside_links_is_published_clean(tmp_path):
+    """The recipe is author code: it can make the worker write any bytes. The build publishes only what an SVG
+    of matplotlib's may hold."""
+    import xml.etree.ElementTree as ET
+
+    recipe = TINY_FIGURE + f'''
+
+import lessonkit.figures as _engine
+_engine.to_svg = lambda fig: {EVIL_SVG!r}
+'''
+    root = with_figure(make_course(tmp_path / "c"), recipe)
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    svg = (root / "site" / "figures" / "tiny.bars.en.svg").read_bytes()
+    tree = ET.fromstring(svg)
+    tags = {el.tag.rpartition("}")[2] for el in tree.iter()}
+    attrs = {(el.tag.rpartition("}")[2], a.rpartition("}")[2], v) for el in tree.iter() for a, v in el.attrib.items()}
+    assert not tags & {"script", "foreignObject", "a", "p"}
+    assert not [a for a in attrs if a[1].lower().startswith("on")]
+    assert not [a for a in attrs if a[1] == "href" and not a[2].startswith(("#", "data:image/"))]
+    assert b"x.test" not in svg and b"javascript" not in svg
+    assert ("use", "href", "#ok") in attrs and ("text") in tags  # what a figure may hold stays

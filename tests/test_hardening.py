@@ -615,3 +615,22 @@ def test_interface_strings_and_titles_cannot_reach_into_the_engine(tmp_path, whe
     result = build(root)
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert result.stderr.startswith(f"error: {where}:") and message in result.stderr, result.stderr
+
+
+def test_names_that_would_make_the_same_anchor_are_refused(tmp_path):
+    source = TINY_EXPERIMENT.replace('shows=("mean",)),', 'shows=("mean",)),\n    Claim(id="sp.read", criterion="n > 0", '
+                                     'text={"zh": "甲", "en": "a"}),\n    Claim(id="sp_read", criterion="n > 0", '
+                                     'text={"zh": "乙", "en": "b"}),')
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", 'Claim(id="sp_read"')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: claim tiny.sp_read makes the same anchor "
+                                   "'claim-tiny-sp-read' as claim tiny.sp.read")
+    blocks = "\n::: figure a_b.c One.\nOne.\n:::\n\n::: figure a.b_c Two.\nTwo.\n:::\n"
+    figures = append_to_page(make_course(tmp_path / "d"), "page", {"zh": blocks, "en": blocks})
+    fails_in_one_line(build(figures), "content/zh/page.md:", "fig id 'a.b_c' makes the same anchor 'fig-a-b-c'")
+
+
+def test_an_author_id_cannot_take_the_side_by_side_pages_prefix(tmp_path):
+    root = make_course(tmp_path / "c")
+    edit(root / "content/zh/page.md", "{#mean}", "{#en-mean}")
+    fails_in_one_line(build(root), "content/zh/page.md:", "id 'en-mean' begins like the side-by-side page's ids")

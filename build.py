@@ -124,7 +124,10 @@ def load(args: argparse.Namespace, say):
     check_out(root, args.out.resolve())
     if args.force:
         for name in ("math.json", "highlight-code.json"):  # conversions are made again
-            (root / ".cache" / name).unlink(missing_ok=True)
+            try:
+                (root / ".cache" / name).unlink(missing_ok=True)
+            except OSError as exc:  # a read-only course: the conversions stay cached, which only saves time
+                say(f"warning: cannot remove .cache/{name} ({exc.strerror}): its conversions are kept")
     site = content.load_site(root, args.base_url)
     for page in site.pages:
         if site.is_stale(page):

@@ -67,8 +67,13 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
             security = Security.temporary()
             quiet = dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []})
             quiet.__enter__()
+            import logging
+
+            # Dask's own log lines (a cancelled task, a worker killed on shutdown) are not the build's to print.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
             cluster = LocalCluster(n_workers=jobs or cores(), threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   protocol="tls", security=security, dashboard_address="127.0.0.1:0")
+                                   protocol="tls", security=security, dashboard_address="127.0.0.1:0",
+                                   silence_logs=logging.CRITICAL)
             client = Client(cluster, security=security)
         else:
             client = Client(address, timeout="10s")

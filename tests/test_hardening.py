@@ -634,3 +634,11 @@ def test_an_author_id_cannot_take_the_side_by_side_pages_prefix(tmp_path):
     root = make_course(tmp_path / "c")
     edit(root / "content/zh/page.md", "{#mean}", "{#en-mean}")
     fails_in_one_line(build(root), "content/zh/page.md:", "id 'en-mean' begins like the side-by-side page's ids")
+
+
+def test_force_on_a_course_whose_cache_cannot_be_cleared_still_builds(tmp_path):
+    root = make_course(tmp_path / "c")
+    (root / ".cache" / "math.json").mkdir(parents=True)  # unlink fails as on a read-only course
+    result = build(root, "--force")
+    assert result.returncode == 0, result.stderr
+    assert "warning: cannot remove .cache/math.json" in result.stdout

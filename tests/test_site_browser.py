@@ -30,7 +30,9 @@ from conftest import ROOT, run_build
 SHOTS = ROOT / "artifacts" / "screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 800}
-HTML_CSS_BUDGET = 80_000  # bytes, uncompressed, before figures and fonts; popover panels apart
+# bytes, uncompressed, before figures and fonts; popover panels apart. 96 KB since the audit covers every statement
+# of fact: the L5 page then carried 40 audited statements (a mark, a list entry and a panel each) and measured 87 KB.
+HTML_CSS_BUDGET = 96_000
 PANEL_BUDGET = 6_000  # bytes, one provenance or audit panel
 CLS_BUDGET = 0.001
 AXE = Axe()

@@ -642,3 +642,17 @@ def test_force_on_a_course_whose_cache_cannot_be_cleared_still_builds(tmp_path):
     result = build(root, "--force")
     assert result.returncode == 0, result.stderr
     assert "warning: cannot remove .cache/math.json" in result.stdout
+
+
+@pytest.mark.parametrize("fid", ["/tmp/ev.f", "../figures/tiny.bars", "sub/tiny.bars", "tiny.bars/x"])
+def test_a_figure_name_resolves_only_inside_figures(tmp_path, fid):
+    """::: figure /abs/path/ev.f once imported and ran /abs/path/ev.py: names are refused before anything runs."""
+    evil = Path("/tmp/ev.py") if fid.startswith("/tmp/") else tmp_path / "ev.py"
+    evil.write_text("import pathlib; pathlib.Path(__file__).with_name('ran').write_text('x')\ndef f(v, l): pass\n")
+    block = f"\n::: figure {fid} alt\nCaption.\n:::\n"
+    root = append_to_page(make_course(tmp_path / "c"), "page", {"zh": block, "en": block})
+    try:
+        fails_in_one_line(build(root), "content/zh/page.md:", f"figure id {fid!r} is not a valid name")
+        assert not evil.with_name("ran").exists()
+    finally:
+        evil.unlink()

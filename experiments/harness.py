@@ -140,7 +140,8 @@ def bound_breaks(value, bound) -> tuple | None:
 
 def _criteria():
     """The evaluator of criteria: the build's own (lessonkit/criteria.py, standard library only), found beside
-    this file (a build copies it in; a download comes with it) or in the lessonkit checkout above it."""
+    this file (in this repository a link to it; a build copies it in; a copied course carries a copy) or in
+    the lessonkit checkout above it."""
     import importlib.util
     from pathlib import Path
 

@@ -64,21 +64,21 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def build(args: argparse.Namespace, say=print) -> dict:
     """load → measure → parse → draw → render → write (with the search index). Returns what was done."""
-    from lessonkit import output
-    from lessonkit.pagecache import PageCache
+    from lessonkit.cache.pagecache import PageCache
+    from lessonkit.write import staging
 
     start = time.perf_counter()
     clock = _stopwatch(say if args.timings else None)
     course = clock("load", load(args, say))
     measured = clock("measure", measure(course, args, say))
     pages_cache = PageCache(course.cache / "pages", measured.reports)
-    with output.Staging(args.out) as site:  # the new site, beside the current one until write swaps it in
+    with staging.Staging(args.out) as site:  # the new site, beside the current one until write swaps it in
         pages = clock("parse", parse(course, measured, pages_cache, site, args, say))
         drawn = clock("draw", draw(course, pages, measured, args, say))
         files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, args, say))
         clock("write", write(files, site, args, say))
     pages_cache.save(pages, args.out.resolve())
-    from lessonkit.changes import changed_values
+    from lessonkit.cache.changes import changed_values
 
     changed = changed_values(pages, course.cache / "shown.json")
     for line in changed[:12]:
@@ -106,7 +106,7 @@ def _stopwatch(say):
 
 
 def _audits(course, pages: list) -> dict:
-    from lessonkit.render import audit_counts
+    from lessonkit.render.templates import audit_counts
 
     source = course.site.source_language
     return audit_counts([a for b in pages if b.lang == source for a in b.collected.audits])
@@ -114,13 +114,14 @@ def _audits(course, pages: list) -> dict:
 
 def load(args: argparse.Namespace, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
-    from lessonkit import content, render, stamp
     from lessonkit.errors import BuildError
+    from lessonkit.load import content, inputs
     from lessonkit.model import Course
+    from lessonkit.render import templates
 
     root = args.root.resolve()
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
-    stamp.forget(root / ".cache" / "build-stamp.json")
+    inputs.forget(root / ".cache" / "build-stamp.json")
     check_out(root, args.out.resolve())
     if args.force:
         for name in ("math.json", "highlight-code.json"):  # conversions are made again
@@ -134,13 +135,13 @@ def load(args: argparse.Namespace, say):
             if args.strict:
                 raise BuildError(site.stale[str(page.path)], page.path)
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
-    return Course(root, site, render.load_strings(root, site.languages), content.load_glossary(root, site.languages),
+    return Course(root, site, templates.load_strings(root, site.languages), content.load_glossary(root, site.languages),
                   content.load_references(root), seed_set(site.config, args))
 
 
 def measure(course, args: argparse.Namespace, say):
     """Every experiment over the seeds (what is not cached runs on the chosen executor), every claim judged."""
-    from lessonkit import claims
+    from lessonkit.measure import claims
 
     reports = run_experiments(course.root, course.site.config, course.seeds, args, say)
     verdicts = claims.Verdicts(course.cache / "verdicts.json")
@@ -151,8 +152,8 @@ def measure(course, args: argparse.Namespace, say):
 
 def parse(course, measured, pages_cache, site, args: argparse.Namespace, say) -> list:
     """Every page's Markdown as body HTML: the unchanged from the page cache, the rest in parallel when many."""
-    from lessonkit import pages
-    from lessonkit import render as templates
+    from lessonkit.markdown import stage
+    from lessonkit.render import templates
     from lessonkit.versions import package_version
 
     # A renderer upgrade re-renders every page.
@@ -163,12 +164,12 @@ def parse(course, measured, pages_cache, site, args: argparse.Namespace, say) ->
         site.prepare(files)
         templates.warm(course.templates)
 
-    built = pages.parse_all(course, measured, pages_cache, pages.shared_inputs_key(course, ROOT, renderers),
+    built = stage.parse_all(course, measured, pages_cache, stage.shared_inputs_key(course, ROOT, renderers),
                             force=args.force, jobs=args.jobs, info=build_info(course, args), meanwhile=meanwhile,
                             say=say)
-    pages.check_twins(built, course.site.source_language)
-    pages.check_links(built)
-    for problem in pages.check_alignment(built, course.site.source_language):
+    stage.check_twins(built, course.site.source_language)
+    stage.check_links(built)
+    for problem in stage.check_alignment(built, course.site.source_language):
         if args.strict:
             raise problem
         say(f"warning: {problem}")
@@ -192,12 +193,13 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     """Every file of the site: the pages that changed (and their side-by-side pages) finished and written into
     the staging folder, in worker processes when many; the rest as bytes for the write stage: figures, the
     home, glossary, search, sitemap. Unchanged pages are KEEP, written pages WRITTEN."""
-    from lessonkit import figures, output
-    from lessonkit import pages as pages_mod
-    from lessonkit import render as templates
+    from lessonkit import figures
     from lessonkit.errors import BuildError
+    from lessonkit.markdown import stage as pages_mod
+    from lessonkit.render import templates
+    from lessonkit.write import staging
 
-    files: dict[str, bytes] = output.static_files(course.root / "templates" / "static", course.root)
+    files: dict[str, bytes] = staging.static_files(course.root / "templates" / "static", course.root)
     sizes = {}
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg
@@ -213,7 +215,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
     env = course.templates
     info = build_info(course, args)
     for built in pages:
-        files[built.page.url] = output.KEEP  # the site's file is the one written for this page
+        files[built.page.url] = staging.KEEP  # the site's file is the one written for this page
     for built in todo:
         if built.html is None:  # from the cache, but a figure or a cross-reference changed: put together again
             _body(course, measured, pages_cache, built)
@@ -221,7 +223,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
         built.resolved = resolved(built)
     pairs = side_by_side(course, pages, measured, todo, sizes, pages_cache, out, files, say)
     if pairs:
-        for name in ("parallel.html", "_summary.html"):  # compiled once, before any worker is forked
+        for name in ("side_by_side.html", "_summary.html"):  # compiled once, before any worker is forked
             templates.get_template(env, name, course.root)
 
     def make(i: int) -> None:
@@ -230,17 +232,17 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
             url, html = b.page.url, templates.finish(b.html, b, course.strings[b.lang], sizes, labels)
         else:
             url, _, src, other = pairs[i - len(todo)]
-            html = templates.parallel_html(env, course, src, other, measured, sizes, labels, info)
+            html = templates.side_by_side_html(env, course, src, other, measured, sizes, labels, info)
         site.put(url, html.encode("utf-8"))
 
     def meanwhile() -> None:
         """While the workers finish and write the pages: the pages made from all pages, and the page cache."""
         files.update(site_pages(course, pages, env, info))
         for built in todo:
-            files[built.page.url] = output.WRITTEN
+            files[built.page.url] = staging.WRITTEN
             pages_cache.store(built, sizes)
         for url, key, _, _ in pairs:
-            files[url] = output.WRITTEN
+            files[url] = staging.WRITTEN
             pages_cache.store_extra(url, key)
         pages_cache.pack(pages)
 
@@ -260,8 +262,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, args: 
 
 def site_pages(course, pages: list, env, info: dict) -> dict:
     """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the manifest."""
-    from lessonkit import output
-    from lessonkit import render as templates
+    from lessonkit.render import templates
+    from lessonkit.write import staging
 
     files = {}
     if course.glossary:
@@ -270,7 +272,7 @@ def site_pages(course, pages: list, env, info: dict) -> dict:
     files["index.html"] = templates.index_html(env, course, info, bool(course.glossary)).encode("utf-8")
     files.update({name: text.encode("utf-8") for name, text in templates.extra_pages(env, course, info).items()})
     config = course.site.config
-    files[output.MANIFEST] = json.dumps({
+    files[staging.MANIFEST] = json.dumps({
         "seed": course.seed, "seeds": course.seeds, "languages": course.site.languages,
         "base_path": config.get("base_path", "/"), "stale": [[path, why] for path, why in course.site.stale.items()],
         # Numbers in prose that nothing accounts for: --check reports them with their lines.
@@ -284,18 +286,19 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, pag
                  say) -> list:
     """The side-by-side pages to make again, (url, key, source, translation) each: those one of whose two
     pages was rendered (or whose file is not the one written for them). The others are KEEP in files."""
-    from lessonkit import output, parallel
+    from lessonkit.render import side_by_side
+    from lessonkit.write import staging
 
     by_key = {(b.lang, b.page.slug): b for b in pages}
     again = {id(b) for b in rendered}
     todo, kept = [], 0
     for src in (b for b in pages if b.lang == course.site.source_language):
         for other in (by_key[lang, src.page.slug] for lang in course.site.languages if lang != src.lang):
-            url = parallel.url(other.lang, src.page.slug)
+            url = side_by_side.url(other.lang, src.page.slug)
             key = f"{src.key} {other.key} {sorted(sizes.items())} {sorted(src.resolved.items())} " \
                   f"{sorted(other.resolved.items())}"
             if id(src) not in again and id(other) not in again and pages_cache.unchanged_extra(url, key, out):
-                files[url] = output.KEEP
+                files[url] = staging.KEEP
                 kept += 1
             else:
                 todo.append((url, key, src, other))
@@ -309,7 +312,7 @@ def side_by_side(course, pages: list, measured, rendered: list, sizes: dict, pag
 
 def _body(course, measured, pages_cache, built) -> None:
     """A cached page's body, when a page must be put together again: from the cache, or parsed again."""
-    from lessonkit import pages as pages_mod
+    from lessonkit.markdown import stage as pages_mod
 
     if built.body is None:
         built.body = pages_cache.body(built)
@@ -324,7 +327,7 @@ def build_info(course, args: argparse.Namespace) -> dict:
 
 def write(files: dict, site, args: argparse.Namespace, say) -> None:
     """The site swapped in whole, with its search index made over the finished pages first."""
-    from lessonkit import search
+    from lessonkit.write import search
 
     if not args.no_search:
         say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
@@ -346,7 +349,7 @@ def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.N
                     twice: bool = False) -> list:
     """Every experiment's reports over the seeds; what is not cached runs on the chosen executor.
     twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
-    from lessonkit import executors, experiments
+    from lessonkit.measure import executors, experiments
 
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
                                force=args.force and not twice, executor=lambda: executors.executor(args.executor, args.jobs),
@@ -356,7 +359,7 @@ def run_experiments(root: Path, config: dict, seeds: list[int], args: argparse.N
 def check_out(root: Path, out: Path) -> None:
     """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
     from lessonkit.errors import BuildError
-    from lessonkit.output import MANIFEST
+    from lessonkit.write.staging import MANIFEST
 
     inputs = [root / name for name in ("content", "experiments", "figures", "templates", "lessonkit", ".git")]
     if out in (root, ROOT) or root.is_relative_to(out) or ROOT.is_relative_to(out) \
@@ -370,7 +373,7 @@ def check_out(root: Path, out: Path) -> None:
 
 def build_if_changed(args: argparse.Namespace, say) -> dict | None:
     """Build, unless no input, engine file or option changed since the last build of this output."""
-    from lessonkit import stamp
+    from lessonkit.load import inputs
 
     root, out = args.root.resolve(), args.out.resolve()
     stamp_file = root / ".cache" / "build-stamp.json"
@@ -378,21 +381,21 @@ def build_if_changed(args: argparse.Namespace, say) -> dict | None:
 
     options = {"seed": args.seed, "seeds": args.seeds, "out": str(out), "strict": args.strict,
                "search": not args.no_search, "base_url": args.base_url, "kernels": numeric_env()}
-    now = stamp.fingerprint(root, ROOT, options)
-    if not args.force and stamp.up_to_date(stamp_file, now, out):
+    now = inputs.fingerprint(root, ROOT, options)
+    if not args.force and inputs.up_to_date(stamp_file, now, out):
         return None
-    from lessonkit.output import lock
+    from lessonkit.write.staging import lock
 
     with lock(root / ".cache", say):
-        if not args.force and stamp.up_to_date(stamp_file, now, out):  # the build we waited for made it
+        if not args.force and inputs.up_to_date(stamp_file, now, out):  # the build we waited for made it
             return None
-        from lessonkit import sandbox
+        from lessonkit.measure import sandbox
 
         sandbox.REQUIRE = args.strict
         sandbox.sweep_scratch()  # scratch folders that killed builds left behind
-        stamp.forget(stamp_file)
+        inputs.forget(stamp_file)
         result = build(args, say)
-        stamp.record(stamp_file, now, out)
+        inputs.record(stamp_file, now, out)
     return result
 
 
@@ -419,7 +422,7 @@ def serve(args: argparse.Namespace) -> None:
     # preview's job is the page being edited.
     args.no_search = True
 
-    from lessonkit.output import lock
+    from lessonkit.write.staging import lock
 
     def rebuild() -> tuple[str, list[str]]:
         notes: list[str] = []
@@ -520,7 +523,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     try:
         if args.mark_translated:
-            from lessonkit.content import mark_translated
+            from lessonkit.load.content import mark_translated
 
             digest = mark_translated(args.root.resolve(), args.mark_translated)
             print(f"{args.mark_translated}: translated_from = {digest}")

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lessonkit import experiments, sandbox  # noqa: E402
+from lessonkit.measure import experiments, sandbox  # noqa: E402
 from lessonkit.versions import numeric_env  # noqa: E402
 
 TRIVIAL = '''"""Nothing: the cost of a run itself."""

@@ -18,10 +18,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .claims import split_index, sweep_values, uses_sweep
-from .errors import BuildError
-from .numbers import E_NOTATION, FormatError, raw, show, variants
-from .output import MANIFEST
+from lessonkit.errors import BuildError
+from lessonkit.measure.claims import split_index, sweep_values, uses_sweep
+from lessonkit.numbers import E_NOTATION, FormatError, raw, show, variants
+from lessonkit.write.staging import MANIFEST
 
 
 @dataclass
@@ -138,7 +138,8 @@ def _html5_errors(html: str) -> list[str]:
 
 def _measured(root: Path, manifest: dict, runner):
     """The experiments' values and claims for the site's seeds, re-evaluated (from the cache when intact)."""
-    from . import claims, content
+    from lessonkit.load import content
+    from lessonkit.measure import claims
 
     config = content.load_config(root)
     seeds = manifest.get("seeds") or [manifest["seed"]]
@@ -147,9 +148,9 @@ def _measured(root: Path, manifest: dict, runner):
 
 def run(root: Path, site: Path, strict: bool = False, runner=None) -> list[str]:
     """Every problem of the built site, one line each. runner(root, config, seeds) gives the reports."""
-    from . import experiments
-    from .errors import BuildError
-    from .render import load_strings
+    from lessonkit.errors import BuildError
+    from lessonkit.measure import experiments
+    from lessonkit.render.templates import load_strings
 
     runner = runner or (lambda root_, config, seeds: experiments.run_all(
         root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"],
@@ -291,7 +292,7 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
 
 def _check_claims(rel: str, s: PageScan, m) -> list[str]:
     """Re-evaluate the claims the page shows on each value the page shows: trust no verdict."""
-    from .criteria import holds
+    from lessonkit.criteria import holds
 
     out, failed = [], set()
     for key in sorted(s.claims - set(m.claims)):

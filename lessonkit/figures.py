@@ -26,7 +26,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .errors import BuildError
+from lessonkit.errors import BuildError
 
 # Sentinel colours the recipes draw with; swapped for CSS variables on save.
 INK = "#010203"
@@ -58,7 +58,7 @@ def svg_size(svg: bytes) -> tuple[int, int] | None:
 # -- in the build: the cache, and a worker process for what is not in it -----------------------
 
 def _key(figures_dir: Path, figure_id: str, lang: str, values: dict) -> str:
-    from .versions import package_version
+    from lessonkit.versions import package_version
 
     module = figures_dir / f"{figure_id.partition('.')[0]}.py"
     h = hashlib.sha256()
@@ -89,7 +89,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             missing.append((fid, lang, path))
     if not missing:
         return out
-    from . import sandbox
+    from lessonkit.measure import sandbox
 
     sandbox.check(warn)
     work = sandbox.scratch("figures")

@@ -198,7 +198,7 @@ class Course:
     @cached_property
     def templates(self):
         """The course's Jinja environment, made once: every stage (and every forked worker) renders with it."""
-        from .render import environment
+        from lessonkit.render.templates import environment
 
         return environment(self.root, self.strings, self.cache / "templates")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from .errors import BuildError
+from lessonkit.errors import BuildError
 
 # p2.ratio, gpt.map_bytes_h128, fig-2, table-costs: letters, digits and _, in parts joined by . or -
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]+)*\Z")

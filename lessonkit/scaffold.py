@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from .content import _slug_ok, digest, load_config, read_text, write_atomic
-from .errors import BuildError
+from lessonkit.errors import BuildError
+from lessonkit.load.content import _slug_ok, digest, load_config, read_text, write_atomic
 
 SITE = "content/site.yaml"
 

@@ -20,7 +20,7 @@ from io import BytesIO
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .stamp import INPUTS, skipped
+from lessonkit.load.inputs import INPUTS, skipped
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 EVENTS = "/__lessonkit/events"
@@ -230,7 +230,7 @@ class _Server(http.server.ThreadingHTTPServer):
 
 def listen(port: int, out: Path, handler) -> _Server:
     """Bind the preview's port before any build, so that a busy port is said at once."""
-    from .errors import BuildError
+    from lessonkit.errors import BuildError
 
     try:
         return _Server(("127.0.0.1", port), functools.partial(handler, directory=str(out)))

@@ -315,7 +315,7 @@ def moved_texts(site: Path, root: Path) -> list[str]:
     """Every shown value of a site whose text changes when its floats move as another machine's would."""
     from lessonkit import checks
     from lessonkit.numbers import show, variants
-    from lessonkit.render import load_strings
+    from lessonkit.render.templates import load_strings
 
     manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
     strings = load_strings(root, manifest["languages"])

@@ -1,6 +1,6 @@
 """The formula gallery: every formula of the course and common machine-learning notation.
 
-Temml was chosen over latex2mathml on this gallery (see lessonkit/mdplugins/math.py); the tests render
+Temml was chosen over latex2mathml on this gallery (see lessonkit/markdown/plugins/math.py); the tests render
 it as a page, check its MathML, and write its screenshots (artifacts/screenshots/formulas.*.png).
 """
 

@@ -216,7 +216,7 @@ def test_every_shown_value_reads_the_same_when_its_floats_move_as_on_another_mac
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_no_parameter_is_labelled_measured(site, name):
     """A value the experiment passes through from PARAMS is labelled as set there, on every page and language."""
-    from lessonkit.provenance import parameters
+    from lessonkit.measure.provenance import parameters
 
     source = (ROOT / "experiments" / f"{name}.py").read_text("utf-8")
     passed = {f"{name}.{k}" for k, (kind, _) in parameters(source).items() if kind == "set"}
@@ -267,7 +267,7 @@ def test_every_formula_of_the_course_converts_without_run_together_names():
     run together means. The browser checks lay every one out on its page."""
     from formulas import course_formulas, typesetting_problems
 
-    from lessonkit.mdplugins.math import tex_to_mathml
+    from lessonkit.markdown.plugins.math import tex_to_mathml
 
     bad = []
     for tex in course_formulas(ROOT):

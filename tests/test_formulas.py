@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, make_course, run_build
 from formulas import ML, typesetting_problems
 
-from lessonkit.mdplugins.math import tex_to_mathml
+from lessonkit.markdown.plugins.math import tex_to_mathml
 
 SHOTS = ROOT / "artifacts" / "screenshots"
 

@@ -179,15 +179,15 @@ def test_the_site_follows_the_umask(tmp_path, umask, mode):
 
 
 def test_a_site_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
-    from lessonkit import output
     from lessonkit.errors import BuildError
+    from lessonkit.write import staging
 
     def refuse(self, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(self))
 
     monkeypatch.setattr(Path, "mkdir", refuse)
     with pytest.raises(BuildError, match="cannot write the site next to .*: Permission denied"):
-        output.Staging(tmp_path / "site")
+        staging.Staging(tmp_path / "site")
 
 
 # -- nothing that should not be published ----------------------------------------------------------
@@ -220,7 +220,7 @@ def test_a_stylesheet_that_is_not_utf8_fails_in_one_line(built):
 
 
 def test_a_published_stylesheet_loses_comments_and_indentation_but_not_meaning():
-    from lessonkit.output import compact_css
+    from lessonkit.write.staging import compact_css
 
     css = ('/* c */\na  >  b , c:hover {\n  content: "x ,  { y ; /* z */";\n  margin:  0  auto;\n}\n'
            'p :first-child { width: calc(1px + 2px) }\n@media (max-width: 40rem) { .x { top: 0 } }\n')
@@ -474,7 +474,7 @@ def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one(built, 
 def test_front_matter_read_without_yaml_is_what_yaml_reads(line):
     import yaml
 
-    from lessonkit.content import _simple_front_matter
+    from lessonkit.load.content import _simple_front_matter
 
     fast = _simple_front_matter([line])
     try:
@@ -485,7 +485,7 @@ def test_front_matter_read_without_yaml_is_what_yaml_reads(line):
 
 
 def test_common_front_matter_is_read_without_yaml():
-    from lessonkit.content import _simple_front_matter
+    from lessonkit.load.content import _simple_front_matter
 
     assert _simple_front_matter(['title: "Lesson 1: a page"', "description: 第 1 课：页面", "title: 'a: b'"]) == \
         {"title": "a: b", "description": "第 1 课：页面"}
@@ -528,7 +528,7 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     source_now = (steady / "experiments/tiny.py").read_text("utf-8").replace("import os\n", "import os\nimport time\n")
     (steady / "experiments/tiny.py").write_text(source_now, "utf-8")
     # The cache is for the old code; put the steady run back under the new code's key, as if it had run once.
-    from lessonkit.experiments import cache_key, code_hash, report_digest
+    from lessonkit.measure.experiments import cache_key, code_hash, report_digest
 
     entry["key"] = cache_key(code_hash(steady / "experiments/tiny.py"), 0)
     entry["sha256"] = report_digest(entry["report"])
@@ -541,8 +541,9 @@ def test_a_full_disk_never_leaves_a_course_file_half_written(tmp_path, monkeypat
     """--mark-translated, `new` and site.yaml edits write whole files or nothing."""
     import errno
 
-    from lessonkit import content, scaffold
+    from lessonkit import scaffold
     from lessonkit.errors import BuildError
+    from lessonkit.load import content
 
     root = make_course(tmp_path / "c")
     page, config = root / "content/en/page.md", root / "content/site.yaml"

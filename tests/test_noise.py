@@ -9,8 +9,8 @@ import re
 from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build
 
 from lessonkit import checks
-from lessonkit.claims import Measurements
-from lessonkit.provenance import parameters
+from lessonkit.measure.claims import Measurements
+from lessonkit.measure.provenance import parameters
 
 
 def build(root, *args):

@@ -74,38 +74,38 @@ def test_a_third_language_is_a_folder_a_strings_file_and_a_line_in_site_yaml(tmp
 # -- the staging folder: files made ahead while pages parse, written by workers, swapped in whole --------------
 
 def test_files_made_ahead_but_never_written_do_not_reach_the_site(tmp_path):
-    from lessonkit import output
+    from lessonkit.write import staging
 
     out = tmp_path / "site"
-    with output.Staging(out) as site:
+    with staging.Staging(out) as site:
         site.prepare(["a.html", "deep/er/b.html", "c.html"])
         site.put("c.html", b"from a worker")  # a worker's file: the parent marks it WRITTEN
-        site.write({"a.html": b"<p>a</p>", "c.html": output.WRITTEN})
+        site.write({"a.html": b"<p>a</p>", "c.html": staging.WRITTEN})
     assert files(out) == {"a.html": b"<p>a</p>", "c.html": b"from a worker"}
     assert not (out / "deep").exists(), "no empty folder is left where a file was made ahead"
     assert [p.name for p in tmp_path.iterdir()] == ["site"], "the staging folder is gone"
 
 
 def test_a_kept_file_made_ahead_is_the_current_sites_file(tmp_path):
-    from lessonkit import output
+    from lessonkit.write import staging
 
     out = tmp_path / "site"
-    with output.Staging(out) as site:
+    with staging.Staging(out) as site:
         site.write({"a.html": b"old a", "b.html": b"old b"})
-    with output.Staging(out) as site:
+    with staging.Staging(out) as site:
         site.prepare(["a.html", "b.html"])
-        site.write({"a.html": output.KEEP, "b.html": b"new b"})
+        site.write({"a.html": staging.KEEP, "b.html": b"new b"})
     assert files(out) == {"a.html": b"old a", "b.html": b"new b"}
 
 
 def test_a_failure_before_the_write_leaves_the_current_site_and_no_staging_folder(tmp_path):
-    from lessonkit import output
+    from lessonkit.write import staging
 
     out = tmp_path / "site"
-    with output.Staging(out) as site:
+    with staging.Staging(out) as site:
         site.write({"a.html": b"a"})
     try:
-        with output.Staging(out) as site:
+        with staging.Staging(out) as site:
             site.prepare(["a.html", "b.html"])
             site.put("b.html", b"half a build")
             raise KeyboardInterrupt

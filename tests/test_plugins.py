@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit import markdown
-from lessonkit.claims import Claim, Measurements
 from lessonkit.errors import BuildError
-from lessonkit.mdplugins import fill_figure_slots
-from lessonkit.mdplugins.outline import strip_markers
+from lessonkit.markdown import parser
+from lessonkit.markdown.plugins import fill_figure_slots
+from lessonkit.markdown.plugins.outline import strip_markers
+from lessonkit.measure.claims import Claim, Measurements
 from lessonkit.model import Page
-from lessonkit.render import load_strings
+from lessonkit.render.templates import load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = load_strings(ROOT, ["zh", "en"])
@@ -32,8 +32,8 @@ def render(md: str, lang: str = "en", body_line: int = 5, slugs=("a", "dir/b"), 
            glossary=None, references=None, sizes=None):
     """A page's Markdown through the plugins: (HTML with figure sizes filled in, what the page collected)."""
     page = Page(slug, lang, Path(f"content/{lang}/{slug}.md"), {"title": "T"}, md, body_line, "0" * 12)
-    inputs = markdown.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {})
-    body, collected = markdown.to_html(page, inputs)
+    inputs = parser.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {})
+    body, collected = parser.to_html(page, inputs)
     # As render.py puts a page together: figure sizes filled in, the block markers (for side-by-side pages) gone.
     body = strip_markers(body)
     return fill_figure_slots(body, sizes or {(f, lang): (600, 300) for f, _ in collected.figures}, lang), collected
@@ -235,7 +235,7 @@ $$ \\mathrm{softmax}(z)_i = e^{z_i} $$ (sm)
 
 
 def test_figures_tables_and_equations_are_numbered_and_named_in_each_language():
-    from lessonkit.mdplugins import fill_refs
+    from lessonkit.markdown.plugins import fill_refs
 
     for lang, fig, eq, table in (("en", "Figure 2", "Eq. (1)", "Table 1"), ("zh", "图 2", "式 (1)", "表 1")):
         html, collected = render(NUMBERED, lang=lang)
@@ -252,7 +252,7 @@ def test_figures_tables_and_equations_are_numbered_and_named_in_each_language():
 
 
 def test_a_reference_to_another_page_links_there():
-    from lessonkit.mdplugins import fill_refs
+    from lessonkit.markdown.plugins import fill_refs
 
     html, collected = render("As {ref}`dir/b.md#fig:exp.a` shows.")
     assert collected.refs == [("en/dir/b.html", "fig:exp.a", 5)]

@@ -10,8 +10,8 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
-from lessonkit import content  # noqa: E402
-from lessonkit.mdplugins import blocks, spans  # noqa: E402
+from lessonkit.load import content  # noqa: E402
+from lessonkit.markdown.plugins import blocks, spans  # noqa: E402
 
 REFERENCE = (ROOT / "docs" / "reference.md").read_text("utf-8")
 

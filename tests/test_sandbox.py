@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TINY_EXPERIMENT, TINY_FIGURE, make_course, with_figure
 
-from lessonkit import sandbox
+from lessonkit.measure import sandbox
 
 
 def build(root, *args, env=None):
@@ -98,7 +98,7 @@ def test_a_figure_recipe_cannot_put_a_file_into_the_site(tmp_path):
 
 def test_a_file_that_appears_in_the_staging_folder_is_never_published(tmp_path):
     from lessonkit.errors import BuildError
-    from lessonkit.output import Staging
+    from lessonkit.write.staging import Staging
 
     out = tmp_path / "site"
     with Staging(out) as staging:

@@ -223,7 +223,7 @@ FIXES = {
     ("scrollable-region-focusable", "prov-source"): 'the provenance source <pre> scrolls sideways but cannot take '
     'focus: in templates/_summary.html give <pre class="code prov-source" …> tabindex="0" (as .table-wrap has)',
     ("scrollable-region-focusable", "math-display"): "wide display math scrolls sideways on a phone but cannot "
-    'take focus: in lessonkit/mdplugins/math.py (lines 60 and 62) render <div class="math-display" tabindex="0"> '
+    'take focus: in lessonkit/markdown/plugins/math.py (lines 60 and 62) render <div class="math-display" tabindex="0"> '
     'and <span class="math-display" tabindex="0">',
     ("label-title-only", "pagefind-ui__search-input"): "Pagefind UI's search box has only a title and placeholder: "
     "in templates/static/search.js, after new PagefindUI(…), set the input's aria-label "

@@ -11,10 +11,10 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
-from .. import names
-from ..errors import BuildError
-from . import SUMMARY_SLOT, figure_slot, number_label
-from .lines import line_of
+from lessonkit import names
+from lessonkit.errors import BuildError
+from lessonkit.markdown.plugins import SUMMARY_SLOT, figure_slot, number_label
+from lessonkit.markdown.plugins.lines import line_of
 
 CALLOUTS = ("note", "warning", "insight", "what", "why", "how", "philosophy")
 KINDS = ("exercise", "hint", "answer", "epigraph", "figure", "table", "verification-summary", *CALLOUTS)

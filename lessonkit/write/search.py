@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import BuildError
+from lessonkit.errors import BuildError
 
 
 def _command() -> list[str]:

@@ -17,19 +17,19 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from .errors import BuildError
-from .mdplugins.bare import bare_plugin
-from .mdplugins.blocks import blocks_plugin
-from .mdplugins.headings import headings_plugin
-from .mdplugins.lines import lines_plugin
-from .mdplugins.links import links_plugin
-from .mdplugins.math import math_plugin
-from .mdplugins.outline import outline_plugin
-from .mdplugins.punct import punct_plugin
-from .mdplugins.spans import spans_plugin
-from .mdplugins.values import values_plugin
-from .memo import Memo
-from .model import Collected, Page
+from lessonkit.errors import BuildError
+from lessonkit.markdown.memo import Memo
+from lessonkit.markdown.plugins.bare import bare_plugin
+from lessonkit.markdown.plugins.blocks import blocks_plugin
+from lessonkit.markdown.plugins.headings import headings_plugin
+from lessonkit.markdown.plugins.lines import lines_plugin
+from lessonkit.markdown.plugins.links import links_plugin
+from lessonkit.markdown.plugins.math import math_plugin
+from lessonkit.markdown.plugins.outline import outline_plugin
+from lessonkit.markdown.plugins.punct import punct_plugin
+from lessonkit.markdown.plugins.spans import spans_plugin
+from lessonkit.markdown.plugins.values import values_plugin
+from lessonkit.model import Collected, Page
 
 
 @dataclass
@@ -131,8 +131,8 @@ def _formatter():
 
 
 def _highlight_made_by() -> str:
-    from .memo import source_digest
-    from .versions import package_version
+    from lessonkit.markdown.memo import source_digest
+    from lessonkit.versions import package_version
 
     return f"pygments {package_version('Pygments')} {source_digest(Path(__file__))}"
 
@@ -181,7 +181,7 @@ def parser() -> MarkdownIt:
 
 def memos() -> dict:
     """The conversions kept between builds, by cache file name: the parse stage opens, merges and saves them."""
-    from .mdplugins.math import CACHE
+    from lessonkit.markdown.plugins.math import CACHE
 
     return {"math.json": CACHE, "highlight-code.json": HIGHLIGHTED}
 

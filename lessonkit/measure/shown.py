@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from html import escape
 
-from .errors import BuildError
-from .names import anchor
-from .numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
+from lessonkit.errors import BuildError
+from lessonkit.names import anchor
+from lessonkit.numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
 
 
 def claim_anchor(key: str) -> str:
@@ -31,7 +31,7 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
 
     Refused, at the experiment's line: a float below the noise floor that its experiment did not declare
     (as a bound, or as a tiny measurement), and a number whose text another machine could change."""
-    from .claims import split_index
+    from lessonkit.measure.claims import split_index
 
     base, index = split_index(key)
     bound, tiny = m.bound_of(key), base in m.tiny
@@ -60,7 +60,7 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
 def parameter_label(m, strings: dict, key: str, short: bool = False) -> str | None:
     """Where a value that is not a measurement comes from: "set by experiments/heads.py (PARAMS, line 43)",
     "computed from the parameters alone (…)", "counted by the build (…)"; None for a measurement."""
-    from .claims import split_index
+    from lessonkit.measure.claims import split_index
 
     base = split_index(key)[0]
     if base in m.counted:
@@ -75,7 +75,7 @@ def parameter_label(m, strings: dict, key: str, short: bool = False) -> str | No
 
 def target(m, key: str) -> tuple[str | None, str]:
     """Where a value's mark leads: (the claim that verifies it, or None; the experiment's name)."""
-    from .claims import split_index
+    from lessonkit.measure.claims import split_index
 
     return m.claim_of_value.get(split_index(key)[0]), key.split(".", 1)[0]
 
@@ -86,7 +86,7 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
     Marks stay quiet: a value a claim verifies carries a small ✓ that opens the claim's provenance;
     a parameter (no claim) is itself the control that opens its experiment's provenance, with no
     badge; mark=False (a repeat in the same paragraph, the summary table) shows the number alone."""
-    from .claims import split_index
+    from lessonkit.measure.claims import split_index
 
     value = m.value(key)
     shown = text(m, strings, key, value, spec)

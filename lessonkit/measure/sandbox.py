@@ -66,7 +66,7 @@ def check(warn) -> None:
     why = ("bubblewrap (bwrap) is not available here" if not shutil.which("bwrap") or not sys.platform.startswith("linux")
            else "bubblewrap (bwrap) cannot make namespaces here")
     if REQUIRE:
-        from .errors import BuildError
+        from lessonkit.errors import BuildError
 
         raise BuildError(f"{why}: experiments and figure recipes would run without isolation, which --strict "
                          f"refuses (Debian: apt-get install bubblewrap)")

@@ -7,9 +7,10 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.attrs import attrs_plugin
 
-from .. import names, shown
-from ..errors import BuildError
-from .lines import line_of
+from lessonkit import names
+from lessonkit.errors import BuildError
+from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.measure import shown
 
 # What the evidence says of an author's statement, and what each status needs to say it.
 AUDITS = {

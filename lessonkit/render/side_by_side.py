@@ -1,6 +1,6 @@
 """The side-by-side page: a page in the source language and in a translation, block by block.
 
-Both bodies are cut at their block markers (mdplugins/outline.py) and paired section by section, in
+Both bodies are cut at their block markers (markdown/plugins/outline.py) and paired section by section, in
 order: a paragraph with its translation, a figure with the other language's figure. The source column
 keeps its ids, so a link or the language switch lands on the same section; the translation's ids
 take a prefix ("en-low-rank"), and so do the links that point at them. Values, terms, audit marks and
@@ -13,8 +13,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from .mdplugins import SUMMARY_SLOT, fill_figure_slots
-from .mdplugins.outline import blocks
+from lessonkit.markdown.plugins import SUMMARY_SLOT, fill_figure_slots
+from lessonkit.markdown.plugins.outline import blocks
 
 _ID = re.compile(r'(\s(?:id|aria-describedby|aria-labelledby))="([^"]+)"')
 _LOCAL = re.compile(r'(\shref)="#([^"]+)"')
@@ -65,7 +65,7 @@ def _prefixed(html: str, prefix: str) -> str:
 def body(src, other, here: str, sizes: dict, labels: dict, strings: dict) -> tuple[list[tuple[str, str]], list[str]]:
     """The aligned rows of the two pages (slots filled, links relocated, the translation's ids prefixed), and the
     glossary terms both show."""
-    from .mdplugins import fill_refs
+    from lessonkit.markdown.plugins import fill_refs
 
     prefix = f"{other.lang}-"
     columns = []

@@ -23,12 +23,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import provenance, sandbox
-from .errors import BuildError
-from .versions import numeric_env, package_version
+from lessonkit.errors import BuildError
+from lessonkit.measure import provenance, sandbox
+from lessonkit.versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
-CRITERIA = Path(__file__).with_name("criteria.py")
+CRITERIA = Path(__file__).parent.parent / "criteria.py"  # the evaluator the standalone harness shares
 
 
 @dataclass

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 
-from . import markdown
-from .errors import BuildError
-from .model import Built
+from lessonkit.errors import BuildError
+from lessonkit.markdown import parser
+from lessonkit.model import Built
 
 # Below this many pages to parse, forking workers costs more than it saves.
 PARALLEL_MIN = 24
@@ -21,7 +21,7 @@ _MAKE = None  # in_processes' function: forked workers inherit it, nothing is pi
 
 def shared_inputs_key(course, engine, renderers: str) -> str:
     """What every page depends on beyond its own file: templates, site.yaml, glossary, references, the engine."""
-    from .pagecache import tree_digest
+    from lessonkit.cache.pagecache import tree_digest
 
     content = course.root / "content"
     extra = [content / n for n in ("glossary.yaml", "references.yaml") if (content / n).is_file()]
@@ -39,7 +39,7 @@ def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: in
 
     site = course.site
     common = f"{shared}\0{course.seeds}"
-    inputs = markdown.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
+    inputs = parser.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
                              course.references)
     navs = site.navigation()
     built, todo = [], []
@@ -52,7 +52,7 @@ def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: in
         if hit is None:
             todo.append(len(built) - 1)
     if todo:
-        memos = markdown.memos()
+        memos = parser.memos()
         for name, memo in memos.items():
             memo.open(course.root / ".cache" / name)
         workers = workers_for(jobs, len(todo))
@@ -70,32 +70,32 @@ def parse_all(course, measurements, cache, shared: str, *, force: bool, jobs: in
 
 def parse_again(course, measurements, built: Built) -> None:
     """A cached page whose body the cache cannot give back: parse it now."""
-    inputs = markdown.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
+    inputs = parser.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
                              course.references)
-    built.body, built.collected = markdown.to_html(built.page, inputs)
+    built.body, built.collected = parser.to_html(built.page, inputs)
     built.parsed = True
 
 
 def _files_of(shells: list, site) -> list[str]:
     """The site files made from these pages: each page's own, and the side-by-side pages it is part of."""
-    from . import parallel
+    from lessonkit.render import side_by_side
 
     source, names = site.source_language, {}
     for b in shells:
         names[b.page.url] = None
         others = [lang for lang in site.languages if lang != source] if b.lang == source else [b.lang]
-        names.update(dict.fromkeys(parallel.url(lang, b.page.slug) for lang in others))
+        names.update(dict.fromkeys(side_by_side.url(lang, b.page.slug) for lang in others))
     return list(names)
 
 
 def _parse(shells: list, work: tuple, workers: int, meanwhile=None) -> list:
     if workers == 1:
         return in_processes(lambda i: _page(shells[i], *work), len(shells), 1, meanwhile)
-    markdown.parser()  # made once, before the fork, and inherited
+    parser.parser()  # made once, before the fork, and inherited
 
     def one(i: int) -> tuple:
         """In a worker: one page, and the conversions it made (for the caches of the parent)."""
-        memos = markdown.memos()
+        memos = parser.memos()
         before = {name: set(memo.data) for name, memo in memos.items()}
         try:
             result = _page(shells[i], *work)
@@ -108,7 +108,7 @@ def _parse(shells: list, work: tuple, workers: int, meanwhile=None) -> list:
                           for name, memo in memos.items()})
 
     results = in_processes(one, len(shells), workers, meanwhile)
-    memos = markdown.memos()
+    memos = parser.memos()
     for *_, made in results:  # conversions made in the workers join the parent's caches
         for name, entries in made.items():
             memos[name].merge(entries)
@@ -117,15 +117,15 @@ def _parse(shells: list, work: tuple, workers: int, meanwhile=None) -> list:
 
 def _page(shell: Built, inputs, course, env, info) -> tuple:
     """One page: its body and what it collected, then the page through its template (slots still open)."""
-    from . import render
+    from lessonkit.render import templates
 
-    shell.body, shell.collected = markdown.to_html(shell.page, inputs)
-    return shell.body, shell.collected, render.page_html(env, course, shell, inputs.measurements, info)
+    shell.body, shell.collected = parser.to_html(shell.page, inputs)
+    return shell.body, shell.collected, templates.page_html(env, course, shell, inputs.measurements, info)
 
 
 def workers_for(jobs: int | None, count: int) -> int:
     """How many processes `count` items are worth: one below PARALLEL_MIN, or in a process with threads."""
-    from .executors import cores
+    from lessonkit.measure.executors import cores
 
     # A preview server's threads must not be forked; a build has none.
     if count < PARALLEL_MIN or threading.active_count() > 1:
@@ -187,7 +187,7 @@ def check_twins(built: list[Built], source: str) -> None:
 
 def page_ids(built: Built) -> set:
     """Every id the finished page will have: the body's, and those its template writes."""
-    from . import shown
+    from lessonkit.measure import shown
 
     c = built.collected
     ids = {"top", "main", *c.ids, *(shown.claim_anchor(k) for k in c.claims),

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .errors import BuildError
+from lessonkit.errors import BuildError
 
 
 def cores() -> int:
@@ -32,7 +32,7 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         workers = jobs or cores()
         from concurrent.futures import ThreadPoolExecutor
 
-        from . import sandbox
+        from lessonkit.measure import sandbox
 
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="experiment")
         try:
@@ -50,7 +50,7 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         from distributed import Client, LocalCluster
     except ImportError:
         raise BuildError(f"--executor {spec}: needs the 'distributed' package (pip install distributed)") from None
-    from . import experiments, sandbox
+    from lessonkit.measure import experiments, sandbox
 
     # Workers get the job function by value: they need Python and numpy, not lessonkit.
     for module in (experiments, sandbox):

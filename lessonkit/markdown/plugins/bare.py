@@ -10,7 +10,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from .lines import line_of
+from lessonkit.markdown.plugins.lines import line_of
 
 # A run of digits with decimal points or thousands separators, in ASCII or full width.
 _NUMBER = re.compile(r"[0-9０-９]+(?:[.,][0-9０-９]+)*")

@@ -7,10 +7,10 @@ import re
 
 from markdown_it import MarkdownIt
 
-from ..errors import BuildError
-from ..model import tex_text
-from .lines import line_of
-from .spans import check_id
+from lessonkit.errors import BuildError
+from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.markdown.plugins.spans import check_id
+from lessonkit.model import tex_text
 
 _EXPLICIT = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 

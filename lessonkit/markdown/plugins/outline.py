@@ -11,7 +11,7 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .lines import line_of
+from lessonkit.markdown.plugins.lines import line_of
 
 # A top-level token's type -> the kind of block it opens.
 KINDS = {

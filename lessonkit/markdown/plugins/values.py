@@ -8,10 +8,10 @@ checks and the browser tests can compare what is shown with what was measured.
 
 from __future__ import annotations
 
-from .. import shown
-from ..errors import BuildError
-from .lines import line_of
-from .punct import glued
+from lessonkit.errors import BuildError
+from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.markdown.plugins.punct import glued
+from lessonkit.measure import shown
 
 
 def _value(ctx, key: str, spec: str | None, paragraph) -> str:
@@ -38,8 +38,8 @@ def _claim_status(ctx, key: str) -> str:
 
 
 def _ref(ctx, content: str, line: int) -> str:
-    from . import ref_slot
-    from .links import _target
+    from lessonkit.markdown.plugins import ref_slot
+    from lessonkit.markdown.plugins.links import _target
 
     path, _, label = content.rpartition("#")
     kind = label.partition(":")[0]

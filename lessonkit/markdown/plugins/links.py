@@ -9,8 +9,8 @@ import posixpath
 
 from markdown_it import MarkdownIt
 
-from ..errors import BuildError
-from .lines import line_of
+from lessonkit.errors import BuildError
+from lessonkit.markdown.plugins.lines import line_of
 
 
 def _target(ctx, path: str) -> str | None:

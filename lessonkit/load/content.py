@@ -8,9 +8,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from .errors import BuildError
-from .model import Page, Site
-from .stamp import skipped
+from lessonkit.errors import BuildError
+from lessonkit.load.inputs import skipped
+from lessonkit.model import Page, Site
 
 PAGE_KEYS = {"title", "description", "translated_from"}
 SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "seeds", "experiments",

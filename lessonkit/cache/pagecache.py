@@ -19,8 +19,8 @@ import json
 import os
 from pathlib import Path
 
-from .model import Built, Collected, Nav, Page
-from .stamp import skipped
+from lessonkit.load.inputs import skipped
+from lessonkit.model import Built, Collected, Nav, Page
 
 
 def digest(*parts) -> str:

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import jinja2
 
-from . import names, shown
-from .content import parse_yaml, read_text
-from .errors import BuildError
-from .mdplugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
-from .mdplugins.outline import strip_markers
-from .model import Built
-from .numbers import raw
+from lessonkit import names
+from lessonkit.errors import BuildError
+from lessonkit.load.content import parse_yaml, read_text
+from lessonkit.markdown.plugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
+from lessonkit.markdown.plugins.outline import strip_markers
+from lessonkit.measure import shown
+from lessonkit.model import Built
+from lessonkit.numbers import raw
 
 # What each language's strings must say about the language itself (see templates/i18n/).
 LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")
@@ -171,7 +172,7 @@ def claim_rows(m, strings: dict, claims: list) -> list[dict]:
 
 def panels(root: Path, m, collected, strings: dict) -> list[dict]:
     """One provenance panel per claim and per experiment the page shows."""
-    from . import provenance
+    from lessonkit.measure import provenance
 
     highlight = root / ".cache" / "highlight"
 
@@ -236,12 +237,12 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
-                   side_by_side=side_by_side(course, page))
+                   side_by_side=side_by_side_links(course, page))
 
 
-def side_by_side(course, page) -> list[tuple[str, str]]:
+def side_by_side_links(course, page) -> list[tuple[str, str]]:
     """The side-by-side pages a page links to: (label, url) — one per translation from the source page."""
-    from . import parallel
+    from lessonkit.render import side_by_side
 
     source, strings = course.site.source_language, course.strings[page.lang]
     others = [p.lang for p in course.site.twins(page) if p.lang != source]
@@ -249,7 +250,7 @@ def side_by_side(course, page) -> list[tuple[str, str]]:
         others = [page.lang]
     label = strings["side_by_side"]
     return [(label if len(others) == 1 else f"{label} · {course.strings[lang]['lang_name']}",
-             parallel.url(lang, page.slug)) for lang in others]
+             side_by_side.url(lang, page.slug)) for lang in others]
 
 
 def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:
@@ -257,13 +258,13 @@ def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) ->
     return strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings))
 
 
-def parallel_html(env, course, src: Built, other: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
-    """The side-by-side page of a source page and its translation (see parallel.py)."""
-    from . import parallel
+def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
+    """The side-by-side page of a source page and its translation (see side_by_side.py)."""
+    from lessonkit.render import side_by_side
 
-    here = parallel.url(other.lang, src.page.slug)
+    here = side_by_side.url(other.lang, src.page.slug)
     strings = course.strings[src.lang]
-    rows, terms = parallel.body(src, other, here, sizes, labels, course.strings)
+    rows, terms = side_by_side.body(src, other, here, sizes, labels, course.strings)
     collected = src.collected
     summary = ""
     if collected.claims or collected.experiments:
@@ -272,7 +273,7 @@ def parallel_html(env, course, src: Built, other: Built, m, sizes: dict, labels:
                           standalone=True, panels=panels(course.root, m, collected, strings))
     depth = "../" * here.count("/")
     return strip_markers(_render(
-        env, course.root, "parallel.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
+        env, course.root, "side_by_side.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
         rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
@@ -280,7 +281,7 @@ def parallel_html(env, course, src: Built, other: Built, m, sizes: dict, labels:
 
 
 def audit_counts(audits: list) -> dict:
-    from .mdplugins.spans import AUDITS
+    from lessonkit.markdown.plugins.spans import AUDITS
 
     counts = dict.fromkeys(AUDITS, 0)
     for a in audits:

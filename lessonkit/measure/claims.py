@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import criteria
-from .errors import BuildError
-from .experiments import Report
+from lessonkit.errors import BuildError
+from lessonkit import criteria
+from lessonkit.measure.experiments import Report
 
 
 @dataclass
@@ -220,8 +220,8 @@ def sweep_values(report: Report) -> dict:
 def _check_claim_id(m: Measurements, name: str, c: dict, report: Report) -> None:
     """A claim id is a name, and no two claims may make the same anchor (sp.read and sp_read): one ✓ would
     open the other's panel."""
-    from . import names
-    from .shown import claim_anchor
+    from lessonkit import names
+    from lessonkit.measure.shown import claim_anchor
 
     try:
         names.check("claim id", c.get("id"))
@@ -331,9 +331,9 @@ def _bad_bound(bound, value) -> str | None:
 def _declarations(m: Measurements, report: Report) -> None:
     """Bounds and tiny declarations, checked here (the report is the experiment's word); parameters, found
     by reading the experiment's code and confirmed by a value that is the same on every seed."""
-    from . import names
-    from .numbers import element_bounds
-    from .provenance import parameter_of
+    from lessonkit import names
+    from lessonkit.measure.provenance import parameter_of
+    from lessonkit.numbers import element_bounds
 
     name, data = report.name, report.data
     lines = data.get("lines", {})

@@ -17,8 +17,8 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import BuildError
-from .stamp import skipped
+from lessonkit.errors import BuildError
+from lessonkit.load.inputs import skipped
 
 # The site's manifest: what --check reads back, and what marks a folder as a site this tool may replace.
 MANIFEST = "lessonkit.json"
@@ -216,7 +216,7 @@ def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
             raise BuildError("links to a file outside the course; it would be published: refused",
                              p.relative_to(root))
         if p.suffix == ".css":
-            from .content import read_text
+            from lessonkit.load.content import read_text
 
             data = compact_css(read_text(p, p.relative_to(root))).encode("utf-8")
         else:

@@ -1,4 +1,4 @@
-"""$…$ and $$…$$ to MathML at build time, with Temml (vendored in lessonkit/vendor/, run in QuickJS).
+"""$…$ and $$…$$ to MathML at build time, with Temml (vendored in lessonkit/markdown/vendor/, run in QuickJS).
 
 Temml writes MathML Core: operator names with function application and their spacing (ln n, not
 lnn), \\operatorname and \\arg\\max with limits, aligned equations, matrices and cases. It was
@@ -16,11 +16,11 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from ..errors import BuildError
-from ..memo import Memo
-from . import number_label
-from .lines import line_of
-from .punct import glued
+from lessonkit.errors import BuildError
+from lessonkit.markdown.memo import Memo
+from lessonkit.markdown.plugins import number_label
+from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.markdown.plugins.punct import glued
 
 TEMML = Path(__file__).resolve().parent.parent / "vendor" / "temml.min.js"
 
@@ -38,7 +38,7 @@ def _balanced(tex: str) -> bool:
 
 
 def _made_by() -> str:
-    from ..memo import source_digest
+    from lessonkit.markdown.memo import source_digest
 
     return f"temml {source_digest(TEMML, Path(__file__))}"
 

@@ -49,8 +49,8 @@ def fill_figure_slots(body: str, sizes: dict, lang: str) -> str:
 
 def number_label(ctx, label: str, anchor: str, token) -> int:
     """Number a figure, table or equation of the page ("fig:…", "table:…", "eq:…"); unique per page."""
-    from ..errors import BuildError
-    from .lines import line_of
+    from lessonkit.errors import BuildError
+    from lessonkit.markdown.plugins.lines import line_of
 
     kind, _, name = label.partition(":")
     if label in ctx.out.labels:

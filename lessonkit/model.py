@@ -1,7 +1,8 @@
 """The course as the build sees it: its pages, the site they make, and what building a page yields.
 
-Every stage of build.py passes these along: `load` makes a Site of Pages, `parse` turns each
-Page into a Built page (its body's HTML and what it Collected), `render` finishes it.
+Every stage of the pipeline (lessonkit/pipeline.py) passes these along: `load` makes a Site of Pages,
+`parse` turns each Page into a Built page (its body's HTML and what it Collected), `render` finishes it.
+This module imports nothing from the engine: every stage may use it.
 Lookups a stage needs across pages (a page's twins, its neighbours) are indexes made once,
 so no stage looks at every page for every page.
 """
@@ -9,7 +10,6 @@ so no stage looks at every page for every page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 
@@ -169,7 +169,6 @@ class Built:
     key: str  # the page-cache key of its own inputs
     collected: Collected
     body: str | None  # the Markdown as HTML, with the slots the render stage fills (None: still in the cache)
-    html: str | None = None  # the page through its template, slots still open (made where it was parsed)
     parsed: bool = False  # parsed by this build (False: from the cache)
     sizes: dict = field(default_factory=dict)  # the figure sizes its page was rendered with
     resolved: dict = field(default_factory=dict)  # "url#label" -> [number, anchor] its {ref}s were filled with
@@ -190,17 +189,11 @@ class Course:
     glossary: list
     references: dict
     seeds: list  # the seeds every experiment runs on; the first is the course seed
+    templates: object = None  # the Jinja environment the load stage made: every page (and worker) renders with it
 
     @property
     def cache(self) -> Path:
         return self.root / ".cache"
-
-    @cached_property
-    def templates(self):
-        """The course's Jinja environment, made once: every stage (and every forked worker) renders with it."""
-        from lessonkit.render.templates import environment
-
-        return environment(self.root, self.strings, self.cache / "templates")
 
     @property
     def seed(self) -> int:

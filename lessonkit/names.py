@@ -41,3 +41,16 @@ def attr(value) -> str:
 def anchor(prefix: str, name: str) -> str:
     """The element id the engine derives from a name: claim-p2-vanishing for p2.vanishing."""
     return prefix + name.replace(".", "-").replace("_", "-")
+
+
+def claim_anchor(key: str) -> str:
+    return anchor("claim-", key)
+
+
+def experiment_anchor(name: str) -> str:
+    return f"experiment-{name}"
+
+
+def panel_id(target: str) -> str:
+    """The provenance panel for a claim or an experiment anchor."""
+    return f"prov-{target}"

@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 
 from lessonkit.errors import BuildError
-from lessonkit.load.content import _slug_ok, digest, load_config, read_text, write_atomic
+from lessonkit.io import write_atomic
+from lessonkit.load.content import digest, load_config, read_text, slug_ok
 
 SITE = "content/site.yaml"
 
@@ -148,7 +149,7 @@ def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
     """Write the page (and experiment); return what to edit next, one line each."""
     config = load_config(root)
     slug = slug.removesuffix(".md")
-    if not _slug_ok(slug) or not re.fullmatch(r"[\w/-]+", slug):
+    if not slug_ok(slug) or not re.fullmatch(r"[\w/-]+", slug):
         raise BuildError(f"new {slug!r}: expected a page path such as lesson-l6 or chapter-4/intro")
     languages, source = config["languages"], config["source_language"]
     paths = {lang: root / "content" / lang / f"{slug}.md" for lang in languages}

@@ -95,6 +95,25 @@ def test_runs_on_its_own(name):
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
+def test_the_standalone_run_and_the_build_judge_every_claim_alike(name, site):
+    """One evaluator: on a seed where the build found each claim holding or failing, the experiment run on its
+    own says PASS or not for it. (A sweep criterion is judged over all seeds by the build, on one alone here.)"""
+    from lessonkit.measure import claims, experiments
+
+    seeds = json.loads((site / "lessonkit.json").read_text("utf-8"))["seeds"]
+    reports = experiments.run_all(ROOT, [name], seeds, ROOT / ".cache" / "experiments")  # the site's runs
+    judged = {k: c for k, c in claims.collect(reports).claims.items() if not claims.uses_sweep(c.criterion)}
+    tried = sorted({seeds[1], *(c.failed_seeds[0] for c in judged.values() if c.failed_seeds)})
+    for seed in tried:
+        out = subprocess.run([sys.executable, str(ROOT / "experiments" / f"{name}.py"), "--seed", str(seed)],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+        alone = {key: mark == "PASS" for mark, key in re.findall(r"^  (PASS|FAIL|MISS)  (\S+):", out, re.M)}
+        assert set(judged) <= set(alone), out
+        built = {key: seed not in c.failed_seeds for key, c in judged.items()}
+        assert {key: alone[key] for key in judged} == built, (seed, out)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_claim_holds_on_every_seed_of_the_sweep(name, site):
     check_sweep(name, site)
 

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import build as build_module  # noqa: E402
-from lessonkit import serve  # noqa: E402
+from lessonkit import pipeline, serve  # noqa: E402
+from lessonkit.pipeline import Options  # noqa: E402
 
 LESSON = "content/zh/page.md"
 SENTENCE = "这个问题没有明显的答案。"
@@ -61,7 +62,8 @@ def preview(tmp_path, monkeypatch):
     # build.serve() in place of the server that would never return.
     real, captured = serve.serve, {}
     monkeypatch.setattr(serve, "serve", lambda root, out, rebuild, **kw: captured.update(rebuild=rebuild))
-    build_module.serve(build_module.parse_args(["--root", str(root), "--out", str(out), "-q"]))
+    build_module.serve(build_module.options_of(build_module.parse_args(["--root", str(root), "--out", str(out), "-q"])),
+                       port=0)
     monkeypatch.setattr(serve, "serve", real)
     server = _start(root, out, captured["rebuild"])
     yield server
@@ -205,8 +207,8 @@ def tiny_preview(tmp_path, capsys):
     out = root / "site"
 
     def rebuild() -> str:
-        args = build_module.parse_args(["--root", str(root), "--out", str(out), "-q", "--no-search", "--seeds", "1"])
-        return build_module.preview_line(build_module.build(args, say=lambda m: None))
+        options = Options(root=root, out=out, search=False, seeds=1, fork=False)
+        return pipeline.preview_line(pipeline.build(options, say=lambda m: None))
 
     server = _start(root, out, rebuild)
     yield server

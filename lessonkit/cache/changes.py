@@ -6,24 +6,18 @@ shown, and on which pages, so that a change in a measurement never passes unnoti
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from lessonkit.io import read_cache, write_cache
 
 
 def changed_values(built: list, record: Path) -> list[str]:
     """Lines "key: old → new (pages)" against the previous build's record; the record is then updated."""
     now = {b.page.url: b.collected.shown for b in built}
-    try:
-        before = json.loads(record.read_text("utf-8"))
-        if not isinstance(before, dict):
-            before = {}
-    except (OSError, ValueError):
-        before = None  # a first build changes nothing
-    try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(now, ensure_ascii=False, sort_keys=True), "utf-8")
-    except OSError:
-        pass
+    before = read_cache(record)  # None: a first build changes nothing
+    if before is not None and not isinstance(before, dict):
+        before = {}
+    write_cache(record, now)
     if before is None:
         return []
     moves: dict = {}

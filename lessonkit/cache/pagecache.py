@@ -14,32 +14,10 @@ for that entry. Anything unreadable is a miss.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from pathlib import Path
 
-from lessonkit.load.inputs import skipped
+from lessonkit.io import digest, read_cache, write_cache
 from lessonkit.model import Built, Collected, Nav, Page
-
-
-def digest(*parts) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode())
-        h.update(b"\0")
-    return h.hexdigest()[:24]
-
-
-def tree_digest(*folders: Path) -> str:
-    """The content of every file below the folders (templates, engine code …)."""
-    h = hashlib.sha256()
-    for folder in folders:
-        files = [folder] if folder.is_file() else sorted(
-            p for p in folder.rglob("*") if p.is_file() and not any(skipped(x) for x in p.relative_to(folder).parts))
-        for p in files:
-            h.update(str(p.relative_to(folder.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()[:24]
 
 
 def _file_stamp(path: Path) -> list | None:
@@ -56,11 +34,8 @@ class PageCache:
         # What a page can show of an experiment: its report but the run time, and the spread over the seeds.
         self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
                                              [r.runs[s]["values"] for s in r.seeds]) for r in reports}
-        try:
-            index = json.loads((folder / "index.json").read_text("utf-8"))
-            self.index = index if isinstance(index, dict) else {}
-        except (OSError, ValueError):
-            self.index = {}
+        index = read_cache(folder / "index.json", {})
+        self.index = index if isinstance(index, dict) else {}
         self.unwritable = False  # the pack could not be written: the index is not either
         self.extras: set = set()  # urls of pages made from others, seen by this build
 
@@ -89,7 +64,7 @@ class PageCache:
             with open(self.folder / "bodies.pack", "rb") as f:
                 f.seek(offset)
                 data = f.read(length)
-            if hashlib.sha256(data).hexdigest()[:16] != sha:
+            if digest(data, length=16) != sha:
                 return None
             return data.decode("utf-8")
         except (OSError, KeyError, TypeError, ValueError):
@@ -154,7 +129,7 @@ class PageCache:
                 for url, body in fresh.items():
                     data = body.encode("utf-8")
                     f.write(data)
-                    self.index[url]["body"] = [size, len(data), hashlib.sha256(data).hexdigest()[:16]]
+                    self.index[url]["body"] = [size, len(data), digest(data, length=16)]
                     size += len(data)
         except OSError:
             self.unwritable = True
@@ -166,15 +141,9 @@ class PageCache:
         if self.unwritable:
             return
         pages = {b.page.url for b in built} | self.extras
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            for url in list(self.index):
-                if url not in pages:
-                    del self.index[url]
-                else:
-                    self.index[url]["file"] = _file_stamp(out / url)
-            tmp = self.folder / f"index.json.{os.getpid()}"
-            tmp.write_text(json.dumps(self.index, ensure_ascii=False), "utf-8")
-            os.replace(tmp, self.folder / "index.json")
-        except OSError:
-            pass
+        for url in list(self.index):
+            if url not in pages:
+                del self.index[url]
+            else:
+                self.index[url]["file"] = _file_stamp(out / url)
+        write_cache(self.folder / "index.json", self.index)

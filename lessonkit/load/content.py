@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
 import yaml
 
+from lessonkit import io
 from lessonkit.errors import BuildError
+from lessonkit.io import write_atomic
 from lessonkit.load.inputs import skipped
 from lessonkit.model import Page, Site
 
@@ -145,44 +146,15 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
 
 
 def digest(text: str) -> str:
-    """Of the decoded text: line endings and a BOM are not content."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    """A page's translated_from digest, of the decoded text: line endings and a BOM are not content."""
+    return io.digest(text, length=12)
 
 
 def _kind(path: Path) -> str:
     return "folder" if path.is_dir() else "special file"
 
 
-def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
-    """Write a course file whole or not at all: a temporary file beside it, synced, then renamed over it (new:
-    only if no file is there). On a full disk or a failing write the old file stays exactly as it was."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if new:
-            os.link(tmp, path)  # fails if the file exists: never overwrite
-        else:
-            os.replace(tmp, path)
-        try:
-            folder = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
-        except OSError:
-            pass
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _slug_ok(slug: str) -> bool:
+def slug_ok(slug: str) -> bool:
     p = PurePosixPath(slug)
     return not p.is_absolute() and ".." not in p.parts and all(part not in ("", ".") for part in p.parts)
 
@@ -275,7 +247,7 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
     if not config.get("pages"):
         raise BuildError("no pages listed: add 'pages:' with at least one page", *at("pages"))
     for slug in _names(config["pages"], "pages", at("pages")):
-        if not _slug_ok(slug):
+        if not slug_ok(slug):
             raise BuildError(f"page {slug!r} is not a path inside content/", *at("pages"))
         if any(skipped(part) for part in PurePosixPath(slug).parts):
             raise BuildError(f"page {slug!r}: a name beginning with '.' (or ending with '~') is hidden, and hidden "

@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from lessonkit.io import read_cache, write_cache
+
 INPUTS = ("content", "experiments", "figures", "templates")
 
 
@@ -64,19 +66,13 @@ def _out_mark(out: Path) -> str | None:
 
 
 def up_to_date(stamp_file: Path, print_: str, out: Path) -> bool:
-    try:
-        saved = json.loads(stamp_file.read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return saved.get("fingerprint") == print_ and saved.get("out") == _out_mark(out)
+    saved = read_cache(stamp_file)
+    return isinstance(saved, dict) and saved.get("fingerprint") == print_ and saved.get("out") == _out_mark(out)
 
 
 def record(stamp_file: Path, print_: str, out: Path) -> None:
-    try:
-        stamp_file.parent.mkdir(parents=True, exist_ok=True)
-        stamp_file.write_text(json.dumps({"fingerprint": print_, "out": _out_mark(out)}), "utf-8")
-    except OSError:
-        pass  # an unwritable cache only means the next build does not know it could stop early
+    # An unwritable cache only means the next build does not know it could stop early.
+    write_cache(stamp_file, {"fingerprint": print_, "out": _out_mark(out)})
 
 
 def forget(stamp_file: Path) -> None:

@@ -5,9 +5,10 @@ code around it that made it; anything unreadable is a miss."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
+
+from lessonkit.io import read_cache, write_cache
 
 
 class Memo:
@@ -21,10 +22,7 @@ class Memo:
         if path == self.path:
             return
         self.path, self.dirty = path, False
-        try:
-            stored = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            stored = {}
+        stored = read_cache(path, {})
         entries = stored.get("entries") if isinstance(stored, dict) and stored.get("made_by") == self.made_by() else {}
         self.data = {k: v for k, v in entries.items() if isinstance(v, str)} if isinstance(entries, dict) else {}
 
@@ -42,19 +40,7 @@ class Memo:
 
     def save(self) -> None:
         if self.path is not None and self.dirty:
-            payload = {"made_by": self.made_by(), "entries": self.data}
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.path.write_text(json.dumps(payload, ensure_ascii=False, sort_keys=True), "utf-8")
-            except OSError:
-                pass  # made again next time
+            write_cache(self.path, {"made_by": self.made_by(), "entries": self.data})  # else made again next time
             self.dirty = False
 
 
-def source_digest(*files: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]

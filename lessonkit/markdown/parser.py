@@ -131,10 +131,10 @@ def _formatter():
 
 
 def _highlight_made_by() -> str:
-    from lessonkit.markdown.memo import source_digest
+    from lessonkit.io import files_digest
     from lessonkit.versions import package_version
 
-    return f"pygments {package_version('Pygments')} {source_digest(Path(__file__))}"
+    return f"pygments {package_version('Pygments')} {files_digest(Path(__file__), length=12)}"
 
 
 HIGHLIGHTED = Memo(_highlight_made_by)

@@ -8,13 +8,13 @@ build evaluates them again from the reported values and trusts only its own verd
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lessonkit import criteria, io
 from lessonkit.errors import BuildError
-from lessonkit import criteria
+from lessonkit.io import read_cache
 from lessonkit.measure.experiments import Report
 
 
@@ -135,15 +135,12 @@ class Verdicts:
     def __init__(self, path: Path | None = None):
         self.path, self.seen, self.used = path, {}, {}
         if path is not None:
-            try:
-                self.seen = json.loads(path.read_text("utf-8"))
-            except (OSError, ValueError):
-                self.seen = {}
+            self.seen = read_cache(path, {})
             if not isinstance(self.seen, dict):
                 self.seen = {}
 
     def holds(self, digest: str, criterion: str, refuted: bool, values: dict) -> bool:
-        key = hashlib.sha256(f"{digest}\0{refuted}\0{criterion}".encode()).hexdigest()[:24]
+        key = io.digest(digest, str(refuted), criterion)
         verdict = self.seen.get(key)
         if not isinstance(verdict, bool):
             verdict = criteria.holds(criterion, refuted, values)
@@ -153,11 +150,7 @@ class Verdicts:
     def save(self) -> None:
         if self.path is None or self.used == self.seen:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self.used, sort_keys=True), "utf-8")
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        io.write_cache(self.path, self.used)  # a cache that cannot be written only costs time
 
 
 def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurements:
@@ -221,7 +214,7 @@ def _check_claim_id(m: Measurements, name: str, c: dict, report: Report) -> None
     """A claim id is a name, and no two claims may make the same anchor (sp.read and sp_read): one ✓ would
     open the other's panel."""
     from lessonkit import names
-    from lessonkit.measure.shown import claim_anchor
+    from lessonkit.names import claim_anchor
 
     try:
         names.check("claim id", c.get("id"))

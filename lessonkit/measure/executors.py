@@ -11,18 +11,11 @@ threads only wait for them. Dask needs the optional `distributed` package.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from lessonkit.errors import BuildError
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+from lessonkit.processes import cores
 
 
 @contextmanager

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
+from lessonkit.io import write_cache
 from lessonkit.measure import provenance, sandbox
 from lessonkit.versions import numeric_env, package_version
 
@@ -132,14 +132,8 @@ def load_cached(cache_dir: Path, name: str, seed: int, key: str, warn) -> tuple[
 def store(cache_dir: Path, name: str, seed: int, key: str, report: dict, warn) -> str:
     digest = report_digest(report)
     path = _entry(cache_dir, name, seed)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"key": key, "sha256": digest, "report": report}, ensure_ascii=False,
-                                  sort_keys=True), "utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        warn(f"warning: cannot write the experiment cache ({exc.strerror}: {path}); results are not kept")
+    if not write_cache(path, {"key": key, "sha256": digest, "report": report}):
+        warn(f"warning: cannot write the experiment cache ({path}); results are not kept")
     return digest
 
 

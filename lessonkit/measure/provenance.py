@@ -31,17 +31,13 @@ def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
 
     Kept on disk by content hash: compiling Pygments' lexer costs more than a page render.
     """
-    import hashlib
-    import json
+    from lessonkit.io import digest, read_cache, write_cache
 
     text = "\n".join(_source(path)) + "\n"
-    stored = cache / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.json" if cache else None
-    try:
-        lines = json.loads(stored.read_text("utf-8")) if stored is not None else None
-        if isinstance(lines, list) and all(isinstance(x, str) for x in lines):
-            return lines
-    except (OSError, ValueError):  # missing or damaged: highlight again
-        pass
+    stored = cache / f"{digest(text, length=20)}.json" if cache else None
+    lines = read_cache(stored) if stored is not None else None
+    if isinstance(lines, list) and all(isinstance(x, str) for x in lines):
+        return lines
     from pygments import lex
     from pygments.lexers import PythonLexer
     from pygments.token import STANDARD_TYPES
@@ -59,11 +55,7 @@ def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
     if current:
         lines.append("".join(current))
     if stored is not None:
-        try:
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            stored.write_text(json.dumps(lines), "utf-8")
-        except OSError:
-            pass
+        write_cache(stored, lines)
     return lines
 
 

@@ -9,21 +9,8 @@ from __future__ import annotations
 from html import escape
 
 from lessonkit.errors import BuildError
-from lessonkit.names import anchor
+from lessonkit.names import claim_anchor, experiment_anchor, panel_id
 from lessonkit.numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
-
-
-def claim_anchor(key: str) -> str:
-    return anchor("claim-", key)
-
-
-def experiment_anchor(name: str) -> str:
-    return f"experiment-{name}"
-
-
-def panel_id(target: str) -> str:
-    """The provenance panel for a claim or an experiment anchor."""
-    return f"prov-{target}"
 
 
 def text(m, strings: dict, key: str, value, spec: str | None) -> str:

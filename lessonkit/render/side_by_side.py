@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from lessonkit.io import digest
 from lessonkit.markdown.plugins import SUMMARY_SLOT, fill_figure_slots
 from lessonkit.markdown.plugins.outline import blocks
 
@@ -24,6 +25,36 @@ _URL = re.compile(r'(\s(?:href|src))="([^"#:][^":]*?)(#[^"]*)?"')
 def url(lang: str, slug: str) -> str:
     """Where the side-by-side page of a source page and its translation into `lang` lives."""
     return f"parallel/{lang}/{slug}.html"
+
+
+def files_of(built: list, site) -> list[str]:
+    """The site files made from these pages: each page's own, and the side-by-side pages it is part of."""
+    source, names = site.source_language, {}
+    for b in built:
+        names[b.page.url] = None
+        others = [lang for lang in site.languages if lang != source] if b.lang == source else [b.lang]
+        names.update(dict.fromkeys(url(lang, b.page.slug) for lang in others))
+    return list(names)
+
+
+def to_make(course, pages: list, rendered: list, sizes: dict, pages_cache, out) -> tuple[list, list]:
+    """The side-by-side pages to make again, (url, key, source, translation) each: those one of whose two
+    pages is rendered, or whose file is not the one written for them; and the urls of the others, kept."""
+    by_key = {(b.lang, b.page.slug): b for b in pages}
+    again = {id(b) for b in rendered}
+    todo, kept = [], []
+    for src in (b for b in pages if b.lang == course.site.source_language):
+        for other in (by_key[lang, src.page.slug] for lang in course.site.languages if lang != src.lang):
+            here = url(other.lang, src.page.slug)
+            # What the pair page is made of: both pages, the sizes of their figures, their {ref} numbers.
+            shown = sorted({(fid, b.lang): sizes.get((fid, b.lang)) for b in (src, other)
+                            for fid, _ in b.collected.figures}.items())
+            key = digest(src.key, other.key, shown, sorted(src.resolved.items()), sorted(other.resolved.items()))
+            if id(src) not in again and id(other) not in again and pages_cache.unchanged_extra(here, key, out):
+                kept.append(here)
+            else:
+                todo.append((here, key, src, other))
+    return todo, kept
 
 
 def _rows(src_body: str, src_outline: list, other_body: str, other_outline: list) -> list[tuple[str, str]]:

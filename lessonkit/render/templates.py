@@ -113,7 +113,7 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
         keep_trailing_newline=True,
     )
     env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
-                       claim_anchor=shown.claim_anchor, experiment_anchor=shown.experiment_anchor)
+                       claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor)
     return env
 
 
@@ -165,7 +165,7 @@ def _render(env, course_root: Path, name: str, **context) -> str:
 
 def claim_rows(m, strings: dict, claims: list) -> list[dict]:
     """The claims a page shows, each with its measured values rendered like the prose's, and their spread."""
-    return [{"claim": m.claims[key], "anchor": shown.claim_anchor(key),
+    return [{"claim": m.claims[key], "anchor": names.claim_anchor(key),
              "measured": [(k, shown.value_html(m, strings, k, None, mark=False, spread=True))
                           for k in m.claims[key].shows]} for key in claims]
 
@@ -186,7 +186,7 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
         claim = m.claims[key]
         report = next(r for r in m.reports if r.name == key.split(".", 1)[0])
         lines = [provenance.value_line(report, k) for k in claim.shows]
-        out.append({"id": shown.panel_id(shown.claim_anchor(key)), "anchor": shown.claim_anchor(key), "claim": claim,
+        out.append({"id": names.panel_id(names.claim_anchor(key)), "anchor": names.claim_anchor(key), "claim": claim,
                     "shown": values(claim.shows),
                     "source": provenance.snippet(root, claim.experiment, lines, cache=highlight),
                     "experiment": claim.experiment, "seed": claim.seed})
@@ -194,8 +194,8 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
         if report.name in collected.experiments:
             keys = [k for k in collected.values if k.startswith(report.name + ".") and k.partition("[")[0] not in m.claim_of_value]
             lines = [provenance.value_line(report, k) for k in keys]
-            anchor = shown.experiment_anchor(report.name)
-            out.append({"id": shown.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
+            anchor = names.experiment_anchor(report.name)
+            out.append({"id": names.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
                         "source": provenance.snippet(root, str(report.path), lines, cache=highlight),
                         "experiment": str(report.path), "seed": report.data["seed"]})
     return out
@@ -207,7 +207,7 @@ def experiment_rows(m, collected) -> list[dict]:
         if report.name in collected.experiments:
             data = report.data
             rows.append({"name": report.name, "path": str(report.path),
-                         "anchor": shown.experiment_anchor(report.name), "seed": data["seed"],
+                         "anchor": names.experiment_anchor(report.name), "seed": data["seed"],
                          "params": data["params"], "versions": data["versions"], "lines": data["source_lines"],
                          "code_hash": report.code_hash, "held": m.values.get(f"{report.name}.claims.held"),
                          "refuted": m.values.get(f"{report.name}.claims.refuted")})

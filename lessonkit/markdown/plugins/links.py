@@ -1,7 +1,7 @@
 """Links: `page.md#anchor` becomes `page.html#anchor`; outside links are marked external.
 
 A link to another page of the course (`x.md`, `../en/x.md` for the other language, or `x.html`)
-must name a page that exists; its #anchor is checked once every page is parsed (pages.check_links),
+must name a page that exists; its #anchor is checked once every page is parsed (markdown/crosscheck.py),
 both with the source line and a did-you-mean.
 """
 

@@ -38,9 +38,9 @@ def _balanced(tex: str) -> bool:
 
 
 def _made_by() -> str:
-    from lessonkit.markdown.memo import source_digest
+    from lessonkit.io import files_digest
 
-    return f"temml {source_digest(TEMML, Path(__file__))}"
+    return f"temml {files_digest(TEMML, Path(__file__), length=12)}"
 
 
 CACHE = Memo(_made_by)

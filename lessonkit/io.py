@@ -1,0 +1,90 @@
+"""Files and hashes, one way each, for every stage: the digest, the digest of files, the atomic write, and
+the JSON cache file that is a miss when unreadable. Standard library only: the no-op check imports it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+
+def digest(*parts, length: int = 24) -> str:
+    """SHA-256 of the parts, hex, the first `length` digits. Text is hashed as UTF-8, bytes as they are,
+    anything else as sorted JSON; parts are kept apart. One text part is the hash of that text alone."""
+    h = hashlib.sha256()
+    for i, part in enumerate(parts):
+        if i:
+            h.update(b"\0")
+        if isinstance(part, str):
+            part = part.encode("utf-8")
+        elif not isinstance(part, bytes):
+            part = json.dumps(part, sort_keys=True, default=str, ensure_ascii=False).encode()
+        h.update(part)
+    return h.hexdigest()[:length]
+
+
+def files_digest(*paths: Path, skip=lambda name: False, length: int = 24) -> str:
+    """The names and contents of the files, and of every file below the folders, except where skip(name)
+    holds for a part of its path below the folder."""
+    h = hashlib.sha256()
+    for top in paths:
+        files = [top] if top.is_file() else sorted(
+            p for p in top.rglob("*") if p.is_file() and not any(skip(x) for x in p.relative_to(top).parts))
+        for p in files:
+            h.update(str(p.relative_to(top.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:length]
+
+
+def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
+    """Write a file whole or not at all: a temporary file beside it, synced, then renamed over it (new: only if
+    no file is there). On a full disk or a failing write the old file stays exactly as it was."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if new:
+            os.link(tmp, path)  # fails if the file exists: never overwrite
+        else:
+            os.replace(tmp, path)
+        try:
+            folder = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        except OSError:
+            pass
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def read_cache(path: Path, default=None):
+    """A JSON cache file's content, or default when it is missing or unreadable (a cache miss, never an error)."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return default
+
+
+def write_cache(path: Path, data) -> bool:
+    """Store a JSON cache file whole (a reader never sees half of one). False when it cannot be written,
+    e.g. in a read-only course: a cache only saves time, so the build goes on."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return False

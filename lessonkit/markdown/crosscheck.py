@@ -1,0 +1,116 @@
+"""Checks across the parsed pages: a translation's headings and blocks follow its source's, and every
+#anchor and {ref} names something that exists on the page it names. Each failure is file:line."""
+
+from __future__ import annotations
+
+from lessonkit.errors import BuildError
+from lessonkit.model import Built
+
+
+def check_twins(built: list[Built], source: str) -> None:
+    """A translation keeps its source's section ids, in order: the language switch lands on them."""
+    heads = {(b.page.lang, b.page.slug): b.collected.toc for b in built}
+    for b in built:
+        if b.page.lang == source:
+            continue
+        mine, theirs = b.collected.toc, [h["id"] for h in heads[source, b.page.slug]]
+        for i, heading in enumerate(mine):
+            if i >= len(theirs) or heading["id"] != theirs[i]:
+                expected = repr(theirs[i]) if i < len(theirs) else "no heading"
+                raise BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
+                                 b.page.path, heading["line"])
+        if len(mine) < len(theirs):
+            raise BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has", b.page.path)
+
+
+def page_ids(built: Built) -> set:
+    """Every id the finished page will have: the body's, and those its template writes."""
+    from lessonkit import names
+
+    c = built.collected
+    ids = {"top", "main", *c.ids, *(names.claim_anchor(k) for k in c.claims),
+           *(names.experiment_anchor(e) for e in c.experiments)}
+    if c.claims or c.experiments:
+        ids.add("verification-summary")
+    if c.audits:
+        ids.add("claims-audit")
+        ids.update(f"audit-list-{a['n']}" for a in c.audits)
+    return ids
+
+
+def check_links(built: list[Built]) -> None:
+    """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
+    the page it names; else file:line and a did-you-mean."""
+    import difflib
+
+    by_url = {b.page.url: b for b in built}
+    known: dict = {}
+    for b in built:
+        for url, label, line in b.collected.refs:
+            labels = by_url[url].collected.labels
+            if label not in labels:
+                kind, _, name = label.partition(":")
+                close = difflib.get_close_matches(label, sorted(labels), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                where = "this page" if url == b.page.url else url.replace(".html", ".md")
+                raise BuildError(f"{{ref}} {label!r}: {where} has no {dict(fig='figure', table='table', eq='equation')[kind]} "
+                                 f"{name!r}{hint}", b.page.path, line)
+        for url, anchor, line, href in b.collected.links:
+            if not anchor:
+                continue
+            if url not in known:
+                known[url] = page_ids(by_url[url])
+            if anchor not in known[url]:
+                close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
+                hint = f" (did you mean #{close[0]}?)" if close else ""
+                where = "this page" if url == b.page.url else url.replace(".html", ".md")
+                raise BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line)
+
+
+def check_alignment(built: list[Built], source: str) -> list[BuildError]:
+    """Within each section, a translation has the same blocks, in the same order, as its source: a paragraph
+    left out or added is found with both files' lines."""
+    by_key = {(b.page.lang, b.page.slug): b for b in built}
+    problems = []
+    for b in built:
+        if b.page.lang == source:
+            continue
+        src = by_key[source, b.page.slug]
+        theirs, mine = _sections(src.collected.outline), _sections(b.collected.outline)
+        for section, blocks in theirs.items():
+            other = mine.get(section, [])
+            if [k for k, _ in other] == [k for k, _ in blocks]:
+                continue
+            name = f"section {section!r}" if section else "the text before the first section"
+            def kinds(items):
+                return [k.lstrip(">") for k, _ in items]
+
+            counts = {k: (kinds(other).count(k), kinds(blocks).count(k))
+                      for k in dict.fromkeys(kinds(blocks) + kinds(other))}
+            differ = next(((k, n, m) for k, (n, m) in counts.items() if n != m), None)
+            at = next((i for i, (x, y) in enumerate(zip(other, blocks, strict=False)) if x[0] != y[0]),
+                      min(len(other), len(blocks)))
+            line = other[at][1] if at < len(other) else (other[-1][1] if other else None)
+            their_line = blocks[at][1] if at < len(blocks) else blocks[-1][1]
+            if differ:
+                kind, n, m = differ
+                what = f"has {_count(n, kind)} where {src.page.path}:{their_line} has {m}"
+            else:
+                what = (f"has a {other[at][0].lstrip('>')} where {src.page.path}:{their_line} has a "
+                        f"{blocks[at][0].lstrip('>')} (the same blocks, nested or ordered otherwise)")
+            problems.append(BuildError(f"{name} {what}", b.page.path, line))
+    return problems
+
+
+def _sections(outline: list) -> dict:
+    """section -> [(kind, line)], nested blocks marked by their depth ("paragraph" in a callout: ">paragraph")."""
+    out: dict = {}
+    for section, kind, line, level in outline:
+        out.setdefault(section, []).append((">" * (level // 2) + kind, line))
+    return out
+
+
+def _count(n: int, kind: str) -> str:
+    plural = {"list": "lists", "math": "displayed formulas", "code": "code blocks", "quote": "quotations",
+              "rule": "rules", "footnotes": "footnote blocks"}
+    return f"{n} {plural.get(kind, kind + 's') if n != 1 else kind}"

@@ -1,0 +1,371 @@
+"""The build, stage by stage: load → measure → parse → draw → render → write.
+
+    load     content/ read and checked: a Course (lessonkit.load)
+    measure  every experiment over the seeds, every claim judged: Measurements (lessonkit.measure)
+    parse    every page's Markdown as body HTML and what it collected: Built pages (lessonkit.markdown)
+    draw     every figure a page shows, as SVG (lessonkit.figures)
+    render   every file of the site, the changed pages written into the staging folder (lessonkit.render)
+    write    the search index, then the new site swapped in whole (lessonkit.write)
+
+Each stage is one call below; what a stage does, it does inside itself. Where two stages overlap (the
+parent prepares files while workers parse or render), the overlap is a `with` block here.
+docs/architecture.md says what flows between the stages and where the caches sit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ENGINE = Path(__file__).resolve().parent.parent  # the folder that holds lessonkit/ (and the default theme)
+# The libraries whose output ends up in a page: their versions are part of each page's cache key.
+RENDERERS = ("markdown_it_py", "mdit_py_plugins", "quickjs", "Jinja2", "Pygments", "MarkupSafe")
+# The folders of a course that hold its inputs (the engine's own code is an input too).
+COURSE_FOLDERS = ("content", "experiments", "figures", "templates")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line chose; every stage reads only this."""
+
+    root: Path
+    out: Path
+    seed: int | None = None  # the course seed (None: site.yaml's)
+    seeds: int | None = None  # how many seeds (None: site.yaml's)
+    executor: str = "local"
+    jobs: int | None = None
+    force: bool = False
+    strict: bool = False
+    base_url: str | None = None
+    search: bool = True
+    timings: bool = False
+    fork: bool = True  # may the parse and render stages fork workers (not in a threaded preview server)
+
+
+def build_if_changed(options: Options, say=print) -> dict | None:
+    """Build, unless no input, engine file or option changed since the last build of this output."""
+    from lessonkit.load import inputs
+    from lessonkit.versions import numeric_env
+
+    root, out = options.root.resolve(), options.out.resolve()
+    stamp_file = root / ".cache" / "build-stamp.json"
+    chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
+              "search": options.search, "base_url": options.base_url, "kernels": numeric_env()}
+    now = inputs.fingerprint(root, ENGINE, chosen)
+    if not options.force and inputs.up_to_date(stamp_file, now, out):
+        return None
+    from lessonkit.write.staging import lock
+
+    with lock(root / ".cache", say):
+        if not options.force and inputs.up_to_date(stamp_file, now, out):  # the build we waited for made it
+            return None
+        from lessonkit.measure import sandbox
+
+        sandbox.REQUIRE = options.strict
+        sandbox.sweep_scratch()  # scratch folders that killed builds left behind
+        inputs.forget(stamp_file)
+        result = build(options, say)
+        inputs.record(stamp_file, now, out)
+    return result
+
+
+def build(options: Options, say=print) -> dict:
+    """load → measure → parse → draw → render → write. Returns what was done."""
+    from lessonkit.cache.changes import changed_values
+    from lessonkit.cache.pagecache import PageCache
+    from lessonkit.write import staging
+
+    start = time.perf_counter()
+    clock = _stopwatch(say if options.timings else None)
+    course = clock("load", load(options, say))
+    measured = clock("measure", measure(course, options, say))
+    pages_cache = PageCache(course.cache / "pages", measured.reports)
+    with staging.Staging(options.out) as site:  # the new site, beside the current one until write swaps it in
+        pages = clock("parse", parse(course, measured, pages_cache, site, options, say))
+        drawn = clock("draw", draw(course, pages, measured, options, say))
+        files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, options, say))
+        clock("write", write(files, site, options, say))
+    pages_cache.save(pages, options.out.resolve())
+    changed = changed_values(pages, course.cache / "shown.json")
+    for line in changed[:12]:
+        say(f"changed: {line}")
+    if len(changed) > 12:
+        say(f"changed: … and {len(changed) - 12} more shown values")
+    return {"pages": sum(name.endswith(".html") for name in files), "rendered": rendered, "built": pages,
+            "changed": changed, "claims": len(measured.claims), "runs": sum(r.ran for r in measured.reports),
+            "seeds": len(course.seeds), "seconds": time.perf_counter() - start, "audits": _audits(course, pages)}
+
+
+def _stopwatch(say):
+    """clock(stage, result) says how long the stage that produced result took (--timings)."""
+    last = [time.perf_counter(), time.process_time()]
+
+    def clock(stage: str, result=None):
+        now = [time.perf_counter(), time.process_time()]
+        if say:
+            say(f"timing: {stage:8} {now[0] - last[0]:7.3f} s wall, {now[1] - last[1]:7.3f} s CPU in this process")
+        last[:] = now
+        return result
+
+    return clock
+
+
+def _audits(course, pages: list) -> dict:
+    from lessonkit.render.templates import audit_counts
+
+    source = course.site.source_language
+    return audit_counts([a for b in pages if b.lang == source for a in b.collected.audits])
+
+
+# -- the stages ----------------------------------------------------------------------------------
+
+def load(options: Options, say):
+    """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
+    from lessonkit.errors import BuildError
+    from lessonkit.load import content, inputs
+    from lessonkit.model import Course
+    from lessonkit.render import templates
+
+    root = options.root.resolve()
+    # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
+    inputs.forget(root / ".cache" / "build-stamp.json")
+    check_out(root, options.out.resolve())
+    if options.force:
+        for name in ("math.json", "highlight-code.json"):  # conversions are made again
+            try:
+                (root / ".cache" / name).unlink(missing_ok=True)
+            except OSError as exc:  # a read-only course: the conversions stay cached, which only saves time
+                say(f"warning: cannot remove .cache/{name} ({exc.strerror}): its conversions are kept")
+    site = content.load_site(root, options.base_url)
+    for page in site.pages:
+        if site.is_stale(page):
+            if options.strict:
+                raise BuildError(site.stale[str(page.path)], page.path)
+            say(f"warning: {page.path}: {site.stale[str(page.path)]}")
+    strings = templates.load_strings(root, site.languages)
+    return Course(root, site, strings, content.load_glossary(root, site.languages), content.load_references(root),
+                  seed_set(site.config, options),
+                  templates=templates.environment(root, strings, root / ".cache" / "templates"))
+
+
+def measure(course, options: Options, say):
+    """Every experiment over the seeds (what is not cached runs on the chosen executor), every claim judged."""
+    from lessonkit.measure import claims
+
+    reports = run_experiments(course.root, course.site.config, course.seeds, options, say)
+    verdicts = claims.Verdicts(course.cache / "verdicts.json")
+    measured = claims.collect(reports, verdicts)
+    verdicts.save()
+    return measured
+
+
+def parse(course, measured, pages_cache, site, options: Options, say) -> list:
+    """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
+    from lessonkit.markdown import crosscheck
+    from lessonkit.markdown.stage import Parsing, shared_inputs_key
+    from lessonkit.render import side_by_side, templates
+    from lessonkit.versions import package_version
+
+    renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
+    parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
+                      force=options.force, jobs=options.jobs, fork=options.fork, say=say)
+    with parsing:  # while the workers parse: create the files those pages go to, compile the templates
+        site.prepare(side_by_side.files_of(parsing.todo, course.site))
+        templates.warm(course.templates)
+    built = parsing.pages
+    crosscheck.check_twins(built, course.site.source_language)
+    crosscheck.check_links(built)
+    for problem in crosscheck.check_alignment(built, course.site.source_language):
+        if options.strict:
+            raise problem
+        say(f"warning: {problem}")
+    return built
+
+
+def draw(course, pages: list, measured, options: Options, say) -> dict:
+    """Every figure a page shows, in each page's language: from the cache, or drawn by the recipes."""
+    from lessonkit import figures
+
+    wanted = {}
+    for built in pages:
+        for fid, line in built.collected.figures:
+            wanted.setdefault((fid, built.lang), (built.page.path, line))
+    return figures.draw_all(course.root, course.cache / "figures", wanted, measured.values,
+                            timeout=course.site.config["experiment_timeout"], force=options.force, warn=say)
+
+
+def render(course, pages: list, measured, drawn: dict, pages_cache, site, options: Options,
+           say) -> tuple[dict, int]:
+    """Every file of the site. The pages that changed (and their side-by-side pages) are put through their
+    templates and written into the staging folder, in worker processes when many; unchanged pages are KEEP.
+    The rest come back as bytes for the write stage: figures, static files, the home, glossary, search,
+    sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered)."""
+    from lessonkit import figures, processes
+    from lessonkit.errors import BuildError
+    from lessonkit.render import side_by_side, templates
+    from lessonkit.write import staging
+
+    files: dict = staging.static_files(course.root / "templates" / "static", course.root)
+    sizes = {}
+    for (fid, lang), svg in drawn.items():
+        files[f"figures/{fid}.{lang}.svg"] = svg
+        sizes[fid, lang] = figures.svg_size(svg)
+    labels = {b.page.url: b.collected.labels for b in pages}  # what {ref}s name, on every page
+    out = options.out.resolve()
+    todo = []
+    for built in pages:
+        resolved = {f"{url}#{label}": labels[url][label] for url, label, _ in built.collected.refs}
+        if pages_cache.unchanged_file(built, sizes, resolved, out):
+            files[built.page.url] = staging.KEEP  # the site's file is the one written for this page
+        else:
+            todo.append(built)
+        built.resolved = resolved
+    say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
+    pairs, kept = side_by_side.to_make(course, pages, todo, sizes, pages_cache, out)
+    files.update(dict.fromkeys(kept, staging.KEEP))
+    if pairs:
+        say(f"rendering {len(pairs)} of {len(pairs) + len(kept)} side-by-side pages")
+    for built in todo + [b for _, _, src, other in pairs for b in (src, other)]:
+        if built.body is None:  # from the cache, but must be put together again: its body from the cache
+            built.body = pages_cache.body(built)
+            if built.body is None:  # the cache could not give it back
+                from lessonkit.markdown.stage import parse_again
+
+                parse_again(course, measured, built)
+    env, info = course.templates, build_info(course, options)
+    for name in ("page.html", "side_by_side.html", "_summary.html"):  # compiled once, before any worker forks
+        templates.get_template(env, name, course.root)
+
+    def make(i: int) -> None:
+        if i < len(todo):
+            b = todo[i]
+            url = b.page.url
+            html = templates.finish(templates.page_html(env, course, b, measured, info), b, course.strings[b.lang],
+                                    sizes, labels)
+        else:
+            url, _, src, other = pairs[i - len(todo)]
+            html = templates.side_by_side_html(env, course, src, other, measured, sizes, labels, info)
+        site.put(url, html.encode("utf-8"))
+
+    count = len(todo) + len(pairs)
+    with processes.Pool(make, count, processes.workers_for(options.jobs, count, options.fork)):
+        # Meanwhile, here: the pages made from all pages, and the page cache's entries.
+        files.update(site_pages(course, pages, env, info))
+        for built in todo:
+            files[built.page.url] = staging.WRITTEN
+            pages_cache.store(built, sizes)
+        for url, key, _, _ in pairs:
+            files[url] = staging.WRITTEN
+            pages_cache.store_extra(url, key)
+        pages_cache.pack(pages)
+    for built in pages:
+        for line, message in built.collected.warnings:
+            if options.strict:  # what a warning asks the author to mend, --strict requires
+                raise BuildError(message, built.page.path, line)
+            say(f"warning: {built.page.path}:{line}: {message}")
+    bare = sum(len(b.collected.unaccounted) for b in pages)
+    if bare:
+        say(f"note: {bare} number(s) in prose are neither measured, audited nor marked literal "
+            f"(python build.py --check lists them)")
+    return files, len(todo)
+
+
+def site_pages(course, pages: list, env, info: dict) -> dict:
+    """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the manifest."""
+    from lessonkit.render import templates
+    from lessonkit.write import staging
+
+    files = {}
+    if course.glossary:
+        for lang in course.site.languages:
+            files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
+    files["index.html"] = templates.index_html(env, course, info, bool(course.glossary)).encode("utf-8")
+    files.update({name: text.encode("utf-8") for name, text in templates.extra_pages(env, course, info).items()})
+    config = course.site.config
+    files[staging.MANIFEST] = json.dumps({
+        "seed": course.seed, "seeds": course.seeds, "languages": course.site.languages,
+        "base_path": config.get("base_path", "/"), "stale": [[path, why] for path, why in course.site.stale.items()],
+        # Numbers in prose that nothing accounts for: --check reports them with their lines.
+        "unaccounted": [[str(b.page.path), line, number, excerpt]
+                        for b in pages for line, number, excerpt in b.collected.unaccounted],
+    }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no indent: the C encoder, 10× faster
+    return files
+
+
+def write(files: dict, site, options: Options, say) -> None:
+    """The site swapped in whole, with its search index made over the finished pages first."""
+    from lessonkit.write import search
+
+    if options.search:
+        say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
+    site.write(files, finish=search.index if options.search else None)
+
+
+# -- what the stages share --------------------------------------------------------------------------
+
+def build_info(course, options: Options) -> dict:
+    """What templates say about the build itself."""
+    return {"seed": course.seed, "seeds": len(course.seeds), "search": options.search}
+
+
+def seed_set(config: dict, options: Options) -> list[int]:
+    """The seeds every experiment runs on: the course seed first, then the next ones."""
+    from lessonkit.errors import BuildError
+
+    seed = config["seed"] if options.seed is None else options.seed
+    count = config["seeds"] if options.seeds is None else options.seeds
+    if count < 1:
+        raise BuildError(f"--seeds {count}: at least 1")
+    return list(range(seed, seed + count))
+
+
+def run_experiments(root: Path, config: dict, seeds: list[int], options: Options, say, twice: bool = False) -> list:
+    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor.
+    twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
+    from lessonkit.measure import executors, experiments
+
+    return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
+                               force=options.force and not twice,
+                               executor=lambda: executors.executor(options.executor, options.jobs),
+                               timeout=config["experiment_timeout"], progress=say, twice=twice)
+
+
+def check_out(root: Path, out: Path) -> None:
+    """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
+    from lessonkit.errors import BuildError
+    from lessonkit.write.staging import MANIFEST
+
+    inputs = [root / name for name in (*COURSE_FOLDERS, "lessonkit", ".git")]
+    if out in (root, ENGINE) or root.is_relative_to(out) or ENGINE.is_relative_to(out) \
+            or any(out.is_relative_to(folder) for folder in inputs):
+        raise BuildError(f"--out {out}: would replace the course itself; choose another folder")
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {out}: not a folder; choose a folder for the site")
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise BuildError(f"--out {out}: not empty and not a site this tool built ({MANIFEST} missing)")
+
+
+def check(options: Options) -> list[str]:
+    """The built site checked: links, numbers (against the experiments run again), parity, HTML."""
+    from lessonkit import checks
+
+    return checks.run(options.root.resolve(), options.out.resolve(), strict=options.strict,
+                      runner=lambda root, config, seeds: run_experiments(root, config, seeds, options, lambda m: None,
+                                                                         twice=True))
+
+
+def summary(result: dict, out: Path) -> str:
+    audits = result["audits"]
+    audited = ("; audited statements: " + ", ".join(f"{n} {status}" for status, n in audits.items())
+               if any(audits.values()) else "")
+    return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
+            f"{len(result['built']) - result['rendered']} unchanged): {result['claims']} claims held on "
+            f"{result['seeds']} seed(s), {result['runs']} experiment run(s){audited}, {result['seconds']:.2f} s")
+
+
+def preview_line(result: dict) -> str:
+    """What the preview says after each rebuild."""
+    return (f"{result['pages']} pages ({result['rendered']} rendered), {result['claims']} claims held on "
+            f"{result['seeds']} seed(s)")

@@ -1,4 +1,4 @@
-# Two commands: `make site` builds the site, `make test` runs every test.
+# Two commands: `make site` builds the site, `make test` runs every test (`make quick`: the engine's tests alone).
 # Both create .venv with the pinned dependencies and install the Debian fonts
 # (and, for tests, Chromium) when they are missing. Safe to repeat.
 PYTHON ?= python3
@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: site test check serve bench peers fonts sandbox chromium lint clean
+.PHONY: site test quick check serve bench peers fonts sandbox chromium lint clean
 
 site: $(STAMP) fonts sandbox
 	$(PY) build.py
@@ -20,7 +20,15 @@ serve: $(STAMP) fonts sandbox
 
 test: $(STAMP) fonts sandbox chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) -m pytest -n auto
+
+# After every edit: lint, the import layers, and the engine's tests on fixture courses (no browser, not the
+# real course, no fuzzing). `make test` runs everything.
+quick: $(STAMP) fonts sandbox
+	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) -m pytest -q -n auto -m "not browser and not course and not slow"
 
 bench: $(STAMP) fonts sandbox
 	$(PY) bench/bench.py

@@ -75,7 +75,7 @@ def serve(options, port: int) -> None:
     from lessonkit import pipeline
     from lessonkit.errors import BuildError
     from lessonkit.serve import serve as serve_site
-    from lessonkit.write.staging import lock
+    from lessonkit.write.lock import lock
 
     options = replace(options, search=False, fork=False)
 

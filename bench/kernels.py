@@ -25,8 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from lessonkit.checks import visible_numbers  # noqa: E402
+from lessonkit.load.inputs import INPUTS  # noqa: E402
 
-COURSE = ("content", "experiments", "figures", "templates")
+COURSE = INPUTS
 
 
 def build(env: dict, work: Path, name: str) -> Path:

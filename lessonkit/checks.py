@@ -149,8 +149,8 @@ def _measured(root: Path, manifest: dict, runner):
 def run(root: Path, site: Path, strict: bool = False, runner=None) -> list[str]:
     """Every problem of the built site, one line each. runner(root, config, seeds) gives the reports."""
     from lessonkit.errors import BuildError
+    from lessonkit.load.strings import load_strings
     from lessonkit.measure import experiments
-    from lessonkit.render.templates import load_strings
 
     runner = runner or (lambda root_, config, seeds: experiments.run_all(
         root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"],

@@ -22,8 +22,6 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent  # the folder that holds lessonkit/ (and the default theme)
 # The libraries whose output ends up in a page: their versions are part of each page's cache key.
 RENDERERS = ("markdown_it_py", "mdit_py_plugins", "quickjs", "Jinja2", "Pygments", "MarkupSafe")
-# The folders of a course that hold its inputs (the engine's own code is an input too).
-COURSE_FOLDERS = ("content", "experiments", "figures", "templates")
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,7 @@ def build_if_changed(options: Options, say=print) -> dict | None:
     now = inputs.fingerprint(root, ENGINE, chosen)
     if not options.force and inputs.up_to_date(stamp_file, now, out):
         return None
-    from lessonkit.write.staging import lock
+    from lessonkit.write.lock import lock
 
     with lock(root / ".cache", say):
         if not options.force and inputs.up_to_date(stamp_file, now, out):  # the build we waited for made it
@@ -125,8 +123,9 @@ def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
     from lessonkit.errors import BuildError
     from lessonkit.load import content, inputs
+    from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
-    from lessonkit.render import templates
+    from lessonkit.render import environment
 
     root = options.root.resolve()
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
@@ -144,10 +143,10 @@ def load(options: Options, say):
             if options.strict:
                 raise BuildError(site.stale[str(page.path)], page.path)
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
-    strings = templates.load_strings(root, site.languages)
+    strings = load_strings(root, site.languages)
     return Course(root, site, strings, content.load_glossary(root, site.languages), content.load_references(root),
                   seed_set(site.config, options),
-                  templates=templates.environment(root, strings, root / ".cache" / "templates"))
+                  templates=environment.environment(root, strings, root / ".cache" / "templates"))
 
 
 def measure(course, options: Options, say):
@@ -165,7 +164,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
-    from lessonkit.render import side_by_side, templates
+    from lessonkit.render import environment, side_by_side
     from lessonkit.versions import package_version
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
@@ -173,7 +172,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
                       force=options.force, jobs=options.jobs, fork=options.fork, say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
         site.prepare(side_by_side.files_of(parsing.todo, course.site))
-        templates.warm(course.templates)
+        environment.warm(course.templates)
     built = parsing.pages
     crosscheck.check_twins(built, course.site.source_language)
     crosscheck.check_links(built)
@@ -204,10 +203,10 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered)."""
     from lessonkit import figures, processes
     from lessonkit.errors import BuildError
-    from lessonkit.render import side_by_side, templates
-    from lessonkit.write import staging
+    from lessonkit.render import environment, side_by_side, templates
+    from lessonkit.write import staging, static
 
-    files: dict = staging.static_files(course.root / "templates" / "static", course.root)
+    files: dict = static.static_files(course.root / "templates" / "static", course.root)
     sizes = {}
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg
@@ -236,7 +235,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
                 parse_again(course, measured, built)
     env, info = course.templates, build_info(course, options)
     for name in ("page.html", "side_by_side.html", "_summary.html"):  # compiled once, before any worker forks
-        templates.get_template(env, name, course.root)
+        environment.get_template(env, name, course.root)
 
     def make(i: int) -> None:
         if i < len(todo):
@@ -335,9 +334,10 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
 def check_out(root: Path, out: Path) -> None:
     """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
     from lessonkit.errors import BuildError
+    from lessonkit.load.inputs import INPUTS
     from lessonkit.write.staging import MANIFEST
 
-    inputs = [root / name for name in (*COURSE_FOLDERS, "lessonkit", ".git")]
+    inputs = [root / name for name in (*INPUTS, "lessonkit", ".git")]
     if out in (root, ENGINE) or root.is_relative_to(out) or ENGINE.is_relative_to(out) \
             or any(out.is_relative_to(folder) for folder in inputs):
         raise BuildError(f"--out {out}: would replace the course itself; choose another folder")

@@ -16,8 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
+from lessonkit.load.inputs import INPUTS  # noqa: E402
 
-COURSE = ("content", "experiments", "figures", "templates")
+COURSE = INPUTS  # the course folders
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
@@ -92,6 +93,24 @@ SITE_CHECKS: dict = {"pages": set(), "values": 0, "claims": set(), "budgets": {}
 def site_checks() -> dict:
     """What the browser checks saw: pages visited, shown values compared, claims, budgets per page."""
     return SITE_CHECKS
+
+
+# Markers, from what a test uses: `make quick` runs the rest (the engine on fixture courses) after every edit.
+BROWSER_FIXTURES = {"page", "browser", "context", "server_page"}
+COURSE_FIXTURES = {"site", "course", "server", "site_checks"}
+COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py"}
+SLOW_FILES = {"test_escaping.py", "test_fuzz.py", "test_machines.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if used & COURSE_FIXTURES or item.path.name in COURSE_FILES:
+            item.add_marker(pytest.mark.course)
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -169,14 +188,15 @@ TINY_PAGES = {
 
 def make_course(root: Path, experiment: str = TINY_EXPERIMENT, pages: dict | None = None,
                 config: str = "") -> Path:
-    """A one-page zh/en course with one experiment (`tiny`), the engine's templates and harness."""
+    """A one-page zh/en course with one experiment (`tiny`) on 2 seeds, the engine's templates and harness."""
     import hashlib
 
     pages = pages or TINY_PAGES
     (root / "content").mkdir(parents=True)
+    seeds = "" if "seeds:" in config else "seeds: 2\n"  # a sweep all the same, and quick; a test may ask for more
     (root / "content" / "site.yaml").write_text(
-        "title:\n  zh: 小课\n  en: A tiny course\nlanguages: [zh, en]\nexperiments: [tiny]\npages: [page]\n" + config,
-        "utf-8")
+        "title:\n  zh: 小课\n  en: A tiny course\nlanguages: [zh, en]\nexperiments: [tiny]\npages: [page]\n" + seeds
+        + config, "utf-8")
     for lang in ("zh", "en"):
         (root / "content" / lang).mkdir()
     zh = pages["zh"]
@@ -190,6 +210,38 @@ def make_course(root: Path, experiment: str = TINY_EXPERIMENT, pages: dict | Non
     (root / "figures").mkdir()
     shutil.copytree(ROOT / "templates", root / "templates", ignore=shutil.ignore_patterns("__pycache__"))
     return root
+
+
+def course_from(root: Path, files: str) -> Path:
+    """A course written as one string, in the style of Hugo's integration tests: a line `-- path --` starts a
+    file. Anything the string does not hold comes from the tiny course (make_course): its site.yaml, pages,
+    experiment, harness and templates. `{digest:zh/page.md}` in a file is that page's translated_from digest."""
+    import hashlib
+    import re
+
+    course = make_course(root)
+    parts = re.split(r"^-- (\S+) --\n", files.lstrip("\n"), flags=re.M)
+    written = dict(zip(parts[1::2], parts[2::2], strict=True))
+    for rel, text in written.items():
+        (course / rel).parent.mkdir(parents=True, exist_ok=True)
+        (course / rel).write_text(text, "utf-8")
+    for rel, text in written.items():
+        def digest(m):
+            return hashlib.sha256((course / "content" / m.group(1)).read_text("utf-8").encode()).hexdigest()[:12]
+        (course / rel).write_text(re.sub(r"\{digest:([^}]+)\}", digest, text), "utf-8")
+    return course
+
+
+def build_here(root: Path, **options) -> tuple[dict, list[str]]:
+    """Build a course in this process, as build.py would (without the search index unless asked): what the
+    build returns and what it said. A failure raises its BuildError. Much quicker than a subprocess."""
+    from lessonkit import pipeline
+
+    said: list[str] = []
+    options.setdefault("out", root / "site")
+    options.setdefault("search", False)
+    result = pipeline.build_if_changed(pipeline.Options(root=root, **options), say=said.append)
+    return result, said
 
 
 @pytest.fixture
@@ -314,8 +366,8 @@ def make_book(root: Path, pages: int = 4) -> Path:
 def moved_texts(site: Path, root: Path) -> list[str]:
     """Every shown value of a site whose text changes when its floats move as another machine's would."""
     from lessonkit import checks
+    from lessonkit.load.strings import load_strings
     from lessonkit.numbers import show, variants
-    from lessonkit.render.templates import load_strings
 
     manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
     strings = load_strings(root, manifest["languages"])

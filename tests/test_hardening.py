@@ -220,7 +220,7 @@ def test_a_stylesheet_that_is_not_utf8_fails_in_one_line(built):
 
 
 def test_a_published_stylesheet_loses_comments_and_indentation_but_not_meaning():
-    from lessonkit.write.staging import compact_css
+    from lessonkit.write.static import compact_css
 
     css = ('/* c */\na  >  b , c:hover {\n  content: "x ,  { y ; /* z */";\n  margin:  0  auto;\n}\n'
            'p :first-child { width: calc(1px + 2px) }\n@media (max-width: 40rem) { .x { top: 0 } }\n')

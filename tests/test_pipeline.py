@@ -5,23 +5,57 @@ from __future__ import annotations
 
 import shutil
 
-from conftest import ROOT, make_big_course, make_course, run_build
+import pytest
+from conftest import ROOT, build_here, course_from, make_big_course, make_course, run_build
+
+from lessonkit.errors import BuildError
 
 
 def files(site):
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
-def test_parallel_parsing_is_byte_identical_to_serial(tmp_path):
+def test_parallel_parsing_and_rendering_are_byte_identical_to_serial(tmp_path):
     course = make_big_course(tmp_path / "big", 30)
-    serial = run_build("--no-search", "--seeds", "1", "--jobs", "1", "--out", tmp_path / "serial", root=course)
-    assert serial.returncode == 0, serial.stderr
-    assert "parsing 60 of 60 pages\n" in serial.stdout
+    _, said = build_here(course, seeds=1, jobs=1, out=tmp_path / "serial")
+    assert "parsing 60 of 60 pages" in said and "rendering 60 of 60 pages" in said
     shutil.rmtree(course / ".cache")
-    parallel = run_build("--no-search", "--seeds", "1", "--jobs", "2", "--out", tmp_path / "parallel", root=course)
-    assert parallel.returncode == 0, parallel.stderr
-    assert "parsing 60 of 60 pages in 2 processes" in parallel.stdout
+    _, said = build_here(course, seeds=1, jobs=2, out=tmp_path / "parallel")
+    assert "parsing 60 of 60 pages in 2 processes" in said
     assert files(tmp_path / "serial") == files(tmp_path / "parallel")
+    shutil.rmtree(course / ".cache")
+    _, said = build_here(course, seeds=1, jobs=2, fork=False, out=tmp_path / "unforked")  # as the preview builds
+    assert "parsing 60 of 60 pages" in said
+    assert files(tmp_path / "serial") == files(tmp_path / "unforked")
+
+
+def test_a_course_written_inline_builds_in_process(tmp_path):
+    course = course_from(tmp_path / "c", """
+-- content/zh/page.md --
+---
+title: 一页
+---
+
+## 均值 {#mean}
+
+均值是 {val}`tiny.mean`。
+-- content/en/page.md --
+---
+title: One page
+translated_from: {digest:zh/page.md}
+---
+
+## The mean {#mean}
+
+The mean is {val}`tiny.mean`.
+""")
+    result, said = build_here(course)
+    assert result["rendered"] == 2 and result["seeds"] == 2, said  # both languages, over the fixture's 2 seeds
+    assert 'data-key="tiny.mean"' in (course / "site" / "en" / "page.html").read_text("utf-8")
+    (course / "content" / "en" / "page.md").write_text(
+        (course / "content" / "en" / "page.md").read_text("utf-8").replace("tiny.mean", "tiny.maen"), "utf-8")
+    with pytest.raises(BuildError, match="unknown value key 'tiny.maen'"):
+        build_here(course)
 
 
 def test_an_error_in_a_parallel_worker_is_one_line_with_its_file_and_line(tmp_path):

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from lessonkit.errors import BuildError
+from lessonkit.load.strings import load_strings
 from lessonkit.markdown import parser
 from lessonkit.markdown.plugins import fill_figure_slots
 from lessonkit.markdown.plugins.outline import strip_markers
 from lessonkit.measure.claims import Claim, Measurements
 from lessonkit.model import Page
-from lessonkit.render.templates import load_strings
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = load_strings(ROOT, ["zh", "en"])

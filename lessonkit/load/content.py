@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -14,8 +16,6 @@ from lessonkit.load.inputs import skipped
 from lessonkit.model import Page, Site
 
 PAGE_KEYS = {"title", "description", "translated_from"}
-SITE_KEYS = {"title", "description", "author", "languages", "source_language", "seed", "seeds", "experiments",
-             "experiment_timeout", "pages", "base_url"}
 
 
 def read_text(path: Path, shown: Path | str) -> str:
@@ -137,10 +137,10 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
     for key in ("description", "translated_from"):
         if key in meta and not isinstance(meta[key], (str, type(None))):
             raise BuildError(f"front matter {key!r}: expected one line of text, got a {type(meta[key]).__name__}",
-                             shown, _line_of_key("\n".join(lines[:end]), key))
+                             shown, line_of_key("\n".join(lines[:end]), key))
         if isinstance(meta.get(key), str) and len(meta[key]) > 1000:
             raise BuildError(f"front matter {key!r}: {len(meta[key])} characters, more than 1000", shown,
-                             _line_of_key("\n".join(lines[:end]), key))
+                             line_of_key("\n".join(lines[:end]), key))
     meta.setdefault("description", None)
     return meta, "\n".join(lines[end + 1:]), end + 2
 
@@ -171,8 +171,153 @@ def _names(value, what: str, where) -> list[str]:
     return value
 
 
+@dataclass(frozen=True)
+class Key:
+    """One key of site.yaml: its default (MISSING: required or computed), what it means (the reference table in
+    docs/reference.md says exactly this; a test holds them together), and its check, which returns the value
+    to use or raises. Checks run in the order of SITE: a later one may read what an earlier one settled."""
+
+    name: str
+    default: object
+    help: str
+    check: object  # (value, config, context) -> value
+
+
+MISSING = object()
+
+
+def _check_title(key):
+    def check(value, config, ctx):
+        if value in (None, MISSING) and key == "description":
+            return value
+        languages = config["languages"]
+        if isinstance(value, str):  # the same in every language
+            return dict.fromkeys(languages, value)
+        if not isinstance(value, dict) or any(not isinstance(value.get(lang), str) for lang in languages):
+            raise BuildError(f"{key}: expected text, or one text per language ({', '.join(languages)})", *ctx.at(key))
+        return value
+    return check
+
+
+def _check_author(value, config, ctx):
+    if value is not MISSING and not isinstance(value, str):
+        raise BuildError("author: expected one line of text", *ctx.at("author"))
+    return value
+
+
+def _check_languages(value, config, ctx):
+    # A language is a content folder, an interface-strings file, and an entry here.
+    languages = _names(value, "languages", ctx.at("languages"))
+    for lang in languages:
+        if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
+            raise BuildError(f"language {lang!r}: expected a code such as zh, en, ja, pt-BR", *ctx.at("languages"))
+        strings_file = ctx.root / "templates" / "i18n" / f"{lang}.yaml"
+        if strings_file.exists() and not strings_file.is_file():
+            raise BuildError(f"templates/i18n/{lang}.yaml is a {_kind(strings_file)}, not a file of interface strings",
+                             f"templates/i18n/{lang}.yaml")
+        if not strings_file.is_file():
+            known = sorted(p.stem for p in (ctx.root / "templates" / "i18n").glob("*.yaml"))
+            raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
+                             f"interface strings exist for {', '.join(known) or 'no language'}: copy one to "
+                             f"templates/i18n/{lang}.yaml and translate it", *ctx.at("languages"))
+    return value
+
+
+def _check_source(value, config, ctx):
+    value = config["languages"][0] if value is MISSING else value
+    if value not in config["languages"]:
+        raise BuildError(f"source_language {value!r} is not one of the languages {config['languages']}",
+                         *ctx.at("source_language"))
+    return value
+
+
+def _whole(key, low):
+    def check(value, config, ctx):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {value!r}", *ctx.at(key))
+        return value
+    return check
+
+
+def _check_timeout(value, config, ctx):
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 86400:
+        raise BuildError(f"experiment_timeout: expected seconds (a number > 0), got {value!r}",
+                         *ctx.at("experiment_timeout"))
+    return value
+
+
+def _check_experiments(value, config, ctx):
+    for name in _names(value, "experiments", ctx.at("experiments")):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise BuildError(f"experiment {name!r}: expected the name of a file in experiments/ (letters, digits, _)",
+                             *ctx.at("experiments"))
+    return value
+
+
+def _check_base_url(value, config, ctx):
+    value = ctx.base_url if ctx.base_url is not None else value
+    if value is MISSING:
+        return value
+    # Where the site is published: sitemap.xml and link previews need absolute addresses.
+    if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#<>\"'&]+(/[^\s?#<>\"']*)?", value):
+        what = f"expected an http(s) address such as https://example.org/course/, got {value!r}"
+        if ctx.base_url is not None:
+            raise BuildError(f"--base-url: {what}")
+        raise BuildError(f"base_url: {what}", *ctx.at("base_url"))
+    value = value.rstrip("/") + "/"
+    config["base_path"] = "/" + value.split("://", 1)[-1].partition("/")[2]
+    return value
+
+
+def _check_pages(value, config, ctx):
+    if not value:
+        raise BuildError("no pages listed: add 'pages:' with at least one page", *ctx.at("pages"))
+    for slug in _names(value, "pages", ctx.at("pages")):
+        if not slug_ok(slug):
+            raise BuildError(f"page {slug!r} is not a path inside content/", *ctx.at("pages"))
+        if any(skipped(part) for part in PurePosixPath(slug).parts):
+            raise BuildError(f"page {slug!r}: a name beginning with '.' (or ending with '~') is hidden, and hidden "
+                             f"files are not course files (edits to it would never rebuild); rename it",
+                             *ctx.at("pages"))
+    return value
+
+
+# site.yaml, declared once: the loader walks it, the reference table in docs/reference.md is checked against it.
+SITE = (
+    Key("languages", ["zh", "en"], "the course's languages, in the order the home page lists them", _check_languages),
+    Key("source_language", MISSING, "the language the others are translated from (default: the first)",
+        _check_source),
+    Key("title", MISSING, "the course's name: text, or one text per language", _check_title("title")),
+    Key("description", MISSING, "the home page's description, per language (optional)", _check_title("description")),
+    Key("author", MISSING, "the author, in every page's metadata (optional)", _check_author),
+    Key("base_url", MISSING, "the published address, http(s); a path after the host serves the site from a "
+        "sub-path. Without it there is no `sitemap.xml` and no canonical link ([publishing](publishing.md))",
+        _check_base_url),
+    Key("seed", 0, "the seed whose numbers the pages show (default 0)", _whole("seed", 0)),
+    Key("seeds", 20, "how many seeds every experiment runs on, the course seed first (default 20)",
+        _whole("seeds", 1)),
+    Key("experiment_timeout", 120, "the time limit per experiment run and per figure, in seconds (default 120)",
+        _check_timeout),
+    Key("experiments", [], "the experiments the pages use: files in `experiments/`, without `.py`",
+        _check_experiments),
+    Key("pages", MISSING, "every page, in order: paths below `content/<lang>/`, without `.md`; a `folder/index` "
+        "page is the section index above the folder's pages", _check_pages),
+)
+SITE_KEYS = {key.name for key in SITE}
+
+
+@dataclass(frozen=True)
+class _Context:
+    root: Path
+    text: str
+    base_url: str | None
+
+    def at(self, key):
+        return "content/site.yaml", line_of_key(self.text, key)
+
+
 def load_config(root: Path, base_url: str | None = None) -> dict:
-    """site.yaml, checked; base_url (the --base-url option) replaces its base_url."""
+    """site.yaml, checked key by key (SITE); base_url (the --base-url option) replaces its base_url."""
     path = root / "content" / "site.yaml"
     if not path.is_file():
         raise BuildError("no content/site.yaml: the course needs one (title, languages, pages)", "content")
@@ -181,78 +326,20 @@ def load_config(root: Path, base_url: str | None = None) -> dict:
     config = parse_yaml(text, shown, 1)
     if not isinstance(config, dict):
         raise BuildError("expected a mapping", shown, 1)
-
-    def at(key):
-        return shown, _line_of_key(text, key)
-
+    ctx = _Context(root, text, base_url)
     unknown = set(config) - SITE_KEYS
     if unknown:
         first = sorted(unknown, key=str)[0]
         raise BuildError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))} (known: "
-                         f"{', '.join(sorted(SITE_KEYS))})", *at(first))
-    # A language is a content folder, an interface-strings file, and an entry here.
-    languages = _names(config.setdefault("languages", ["zh", "en"]), "languages", at("languages"))
-    for lang in languages:
-        if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
-            raise BuildError(f"language {lang!r}: expected a code such as zh, en, ja, pt-BR", *at("languages"))
-        strings_file = root / "templates" / "i18n" / f"{lang}.yaml"
-        if strings_file.exists() and not strings_file.is_file():
-            raise BuildError(f"templates/i18n/{lang}.yaml is a {_kind(strings_file)}, not a file of interface strings",
-                             f"templates/i18n/{lang}.yaml")
-        if not strings_file.is_file():
-            known = sorted(p.stem for p in (root / "templates" / "i18n").glob("*.yaml"))
-            raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
-                             f"interface strings exist for {', '.join(known) or 'no language'}: copy one to "
-                             f"templates/i18n/{lang}.yaml and translate it", *at("languages"))
-    source = config.setdefault("source_language", languages[0])
-    if source not in languages:
-        raise BuildError(f"source_language {source!r} is not one of the languages {languages}",
-                         *at("source_language"))
-    for key in ("title", "description"):
-        value = config.get(key)
-        if value is None and key == "description":
-            continue
-        if isinstance(value, str):  # the same in every language
-            config[key] = dict.fromkeys(languages, value)
-        elif not isinstance(value, dict) or any(not isinstance(value.get(lang), str) for lang in languages):
-            raise BuildError(f"{key}: expected text, or one text per language ({', '.join(languages)})", *at(key))
-    if not isinstance(config.get("author", ""), str):
-        raise BuildError("author: expected one line of text", *at("author"))
-    config.setdefault("seed", 0)
-    config.setdefault("seeds", 20)
-    config.setdefault("experiment_timeout", 120)
-    for key, low in (("seed", 0), ("seeds", 1)):
-        if not isinstance(config[key], int) or isinstance(config[key], bool) or config[key] < low:
-            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {config[key]!r}", *at(key))
-    timeout = config["experiment_timeout"]
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout <= 86400:
-        raise BuildError(f"experiment_timeout: expected seconds (a number > 0), got {timeout!r}",
-                         *at("experiment_timeout"))
-    for name in _names(config.setdefault("experiments", []), "experiments", at("experiments")):
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise BuildError(f"experiment {name!r}: expected the name of a file in experiments/ (letters, digits, _)",
-                             *at("experiments"))
-    if base_url is not None:
-        config["base_url"] = base_url
-    if "base_url" in config:
-        # Where the site is published: sitemap.xml and link previews need absolute addresses.
-        base = config["base_url"]
-        if not isinstance(base, str) or not re.fullmatch(r"https?://[^\s/?#<>\"'&]+(/[^\s?#<>\"']*)?", base):
-            what = f"expected an http(s) address such as https://example.org/course/, got {base!r}"
-            if base_url is not None:
-                raise BuildError(f"--base-url: {what}")
-            raise BuildError(f"base_url: {what}", *at("base_url"))
-        config["base_url"] = base.rstrip("/") + "/"
-        config["base_path"] = "/" + config["base_url"].split("://", 1)[-1].partition("/")[2]
-    if not config.get("pages"):
-        raise BuildError("no pages listed: add 'pages:' with at least one page", *at("pages"))
-    for slug in _names(config["pages"], "pages", at("pages")):
-        if not slug_ok(slug):
-            raise BuildError(f"page {slug!r} is not a path inside content/", *at("pages"))
-        if any(skipped(part) for part in PurePosixPath(slug).parts):
-            raise BuildError(f"page {slug!r}: a name beginning with '.' (or ending with '~') is hidden, and hidden "
-                             f"files are not course files (edits to it would never rebuild); rename it",
-                             *at("pages"))
+                         f"{', '.join(sorted(SITE_KEYS))})", *ctx.at(first))
+    for key in SITE:
+        given = config.get(key.name, key.default)
+        fresh = given is key.default and isinstance(given, list)  # a default list is each course's own
+        value = key.check(copy.deepcopy(given) if fresh else given, config, ctx)
+        if value is MISSING:
+            config.pop(key.name, None)
+        else:
+            config[key.name] = value
     return config
 
 
@@ -374,7 +461,7 @@ def load_data(root: Path, name: str, default):
     return data
 
 
-def _line_of_key(text: str, key: str) -> int | None:
+def line_of_key(text: str, key: str) -> int | None:
     """The line where a top-level `key:` (or list item `- id: key`) is written, for error messages."""
     for number, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip().removeprefix("- ")
@@ -400,7 +487,7 @@ def load_references(root: Path) -> dict:
     text = read_text(path, "content/references.yaml") if path.is_file() else ""
     out = {}
     for key, entry in refs.items():
-        where = ("content/references.yaml", _line_of_key(text, str(key)))
+        where = ("content/references.yaml", line_of_key(text, str(key)))
         if not isinstance(entry, dict):
             raise BuildError(f"reference {key!r}: expected authors and title (year, venue, url, note optional)",
                              *where)
@@ -429,7 +516,7 @@ def load_glossary(root: Path, languages: list[str]) -> list[dict]:
     seen = set()
     for i, entry in enumerate(entries, start=1):
         key = entry.get("id") if isinstance(entry, dict) else None
-        where = ("content/glossary.yaml", _line_of_key(text, str(key)) if key else None)
+        where = ("content/glossary.yaml", line_of_key(text, str(key)) if key else None)
         if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z][\w-]*", key):
             raise BuildError(f"glossary entry {i}: needs an id (letters, digits, - and _)", *where)
         if key in seen:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import shutil
-from contextlib import contextmanager
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.load.inputs import skipped
 
 # The site's manifest: what --check reads back, and what marks a folder as a site this tool may replace.
 MANIFEST = "lessonkit.json"
@@ -48,29 +45,6 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _leftovers(out: Path) -> list[Path]:
     return [p for p in out.parent.glob(f".{out.name}.new-*")] + [p for p in out.parent.glob(f".{out.name}.old-*")]
-
-
-@contextmanager
-def lock(cache: Path, say=print):
-    """One build of a course at a time: a second one waits for the first (and says so)."""
-    import fcntl
-
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        handle = open(cache / "build.lock", "a+")  # noqa: SIM115 (held for the whole build)
-    except OSError:  # a read-only course still builds, unguarded
-        yield
-        return
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            say("another build of this course is running: waiting for it to finish")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 KEEP = None  # in `files`: the file the current site holds at this path stays as it is
@@ -203,38 +177,3 @@ def _same(path: Path, data: bytes) -> bool:
         return path.read_bytes() == data
     except OSError:
         return False
-
-
-def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
-    """The course's static assets; a link that leads outside the course is refused, never published."""
-    files = {}
-    root = root.resolve()
-    for p in sorted(static_dir.rglob("*")):
-        if not p.is_file() or any(skipped(x) for x in p.relative_to(static_dir).parts):
-            continue
-        if not p.resolve().is_relative_to(root):
-            raise BuildError("links to a file outside the course; it would be published: refused",
-                             p.relative_to(root))
-        if p.suffix == ".css":
-            from lessonkit.load.content import read_text
-
-            data = compact_css(read_text(p, p.relative_to(root))).encode("utf-8")
-        else:
-            data = p.read_bytes()
-        files[f"static/{p.relative_to(static_dir).as_posix()}"] = data
-    return files
-
-
-# A string (kept as written), a comment (dropped), punctuation that needs no space beside it (nor a
-# colon after it; one before it may be a descendant combinator), or a run of whitespace (one space).
-# Strings come first, so nothing inside one is touched.
-_CSS_PART = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')|/\*.*?\*/|\s*([{};,>])\s*|(:)\s+|(\s+)""", re.S)
-
-
-def compact_css(css: str) -> str:
-    """The stylesheet without comments and indentation: every page loads it before it can be read."""
-    def part(m: re.Match) -> str:
-        string, punct, colon, space = m.groups()
-        return string or punct or colon or (" " if space else "")
-
-    return _CSS_PART.sub(part, css).strip() + "\n"

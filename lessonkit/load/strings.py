@@ -1,0 +1,58 @@
+"""The interface strings of each language (templates/i18n/<lang>.yaml): the words of the pages' chrome,
+the same keys in every language, plain {name} fields only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lessonkit import names
+from lessonkit.errors import BuildError
+from lessonkit.load.content import line_of_key, parse_yaml, read_text
+
+# What each language's strings must say about the language itself (see templates/i18n/).
+LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")
+
+
+def load_strings(root: Path, languages: list[str]) -> dict:
+    strings = {}
+    for lang in languages:
+        path = root / "templates" / "i18n" / f"{lang}.yaml"
+        shown = path.relative_to(root)
+        if not path.is_file():
+            raise BuildError(f"no interface strings for {lang!r}", shown)
+        strings[lang] = parse_yaml(read_text(path, shown), shown, 1)
+        if not isinstance(strings[lang], dict):
+            raise BuildError("expected 'key: text' lines", shown, 1)
+        lacking = [k for k in LANGUAGE_KEYS if not isinstance(strings[lang].get(k), str)]
+        if lacking:
+            raise BuildError(f"the language's own entries are missing: {', '.join(lacking)}", shown)
+        _plain_fields(strings[lang], read_text(path, shown), shown)
+        try:
+            names.check("tag", strings[lang]["tag"], names.LANG_TAG)
+        except BuildError as exc:
+            raise exc.located(shown, line_of_key(read_text(path, shown), "tag")) from None
+    first, *rest = languages
+    for lang in rest:
+        missing = set(strings[first]) ^ set(strings[lang])
+        if missing:
+            raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
+                             f"templates/i18n/{lang}.yaml")
+    return strings
+
+
+def _plain_fields(strings: dict, text: str, shown) -> None:
+    """Interface strings fill in plain {name} fields: a format spec ({seed:>300000000}) could make a
+    page of any size, and a field like {0.__class__} reads what it should not."""
+    import string
+
+    for key, value in strings.items():
+        if not isinstance(value, str):
+            continue
+        try:
+            fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
+            raise BuildError(f"{key}: {exc}", shown, line_of_key(text, key)) from None
+        for name, spec, conv in fields:
+            if spec or conv or (name and not name.isidentifier()):
+                raise BuildError(f"{key}: {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}: interface "
+                                 f"strings take plain fields such as {{n}}", shown, line_of_key(text, key))

@@ -1,0 +1,106 @@
+"""The course's Jinja environment: its templates/ (compiled ones kept between builds), and template errors
+as file:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from lessonkit import names
+from lessonkit.errors import BuildError
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between builds; an unreadable or unwritable entry only costs a compile."""
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged entry: compile again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+class _CourseLoader(jinja2.FileSystemLoader):
+    """Templates from the course's templates/ only: a link that leads outside the course is refused."""
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        top = Path(self.searchpath[0]).resolve().parent
+        if not Path(filename).resolve().is_relative_to(top):
+            raise BuildError(f"template {template!r} links to a file outside the course: refused",
+                             f"templates/{template}")
+        return source, filename, uptodate
+
+
+def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.Environment:
+    try:
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        cache = None
+    env = jinja2.Environment(
+        loader=_CourseLoader(root / "templates"),
+        # Compiled templates are kept between builds (Jinja checks each template's mtime).
+        bytecode_cache=_BytecodeCache(str(cache)) if cache is not None else None,
+        autoescape=jinja2.select_autoescape(["html", "xml"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
+                       claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor)
+    return env
+
+
+def warm(env: jinja2.Environment) -> None:
+    """Compile every template ahead of its first use (a build does it while worker processes parse). A
+    template that fails here is left alone: it fails again, with its line, where it is used."""
+    for name in env.list_templates(extensions=["html", "xml"]):
+        try:
+            env.get_template(name)
+        except Exception:  # reported where the template is used
+            continue
+
+
+def template_error(exc: Exception, root: Path) -> BuildError:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        name = exc.filename or exc.name or "templates"
+        path = Path(name)
+        shown = path.relative_to(root) if path.is_absolute() and path.is_relative_to(root) else f"templates/{name}"
+        return BuildError(f"template syntax error: {exc.message}", shown, exc.lineno)
+    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+    where, line = "templates", None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(str(root / "templates")):
+            where, line = Path(filename).relative_to(root), tb.tb_lineno
+        tb = tb.tb_next
+    kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
+    return BuildError(f"template error: {kind}{exc}", where, line)
+
+
+def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Template:
+    try:
+        return env.get_template(name)
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
+        raise template_error(exc, root) from None
+
+
+def render_template(env, course_root: Path, name: str, **context) -> str:
+    try:
+        return get_template(env, name, course_root).render(**context)
+    except BuildError:
+        raise
+    except Exception as exc:  # a template can fail in many ways; all are the template's error
+        raise template_error(exc, course_root) from None

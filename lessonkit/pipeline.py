@@ -71,7 +71,7 @@ def build_if_changed(options: Options, say=print) -> dict | None:
 
 def build(options: Options, say=print) -> dict:
     """load → measure → parse → draw → render → write. Returns what was done."""
-    from lessonkit.cache.changes import changed_values
+    from lessonkit.cache.changed_values import changed_values
     from lessonkit.cache.pagecache import PageCache
     from lessonkit.write import staging
 
@@ -169,7 +169,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
     parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
-                      force=options.force, jobs=options.jobs, fork=options.fork, say=say)
+                      force=options.force, jobs=options.jobs, fork=may_fork(options), say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
         site.prepare(side_by_side.files_of(parsing.todo, course.site))
         environment.warm(course.templates)
@@ -249,7 +249,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
         site.put(url, html.encode("utf-8"))
 
     count = len(todo) + len(pairs)
-    with processes.Pool(make, count, processes.workers_for(options.jobs, count, options.fork)):
+    with processes.Pool(make, count, processes.workers_for(options.jobs, count, may_fork(options))):
         # Meanwhile, here: the pages made from all pages, and the page cache's entries.
         files.update(site_pages(course, pages, env, info))
         for built in todo:
@@ -307,6 +307,15 @@ def write(files: dict, site, options: Options, say) -> None:
 def build_info(course, options: Options) -> dict:
     """What templates say about the build itself."""
     return {"seed": course.seed, "seeds": len(course.seeds), "search": options.search}
+
+
+def may_fork(options: Options) -> bool:
+    """Whether the parse and render stages may fork workers: not when the caller said no (the preview server),
+    nor beside a thread still running in this process (a Dask client leaves its event loop's thread behind),
+    since a fork copies the locks that thread may hold."""
+    import threading
+
+    return options.fork and threading.active_count() == 1
 
 
 def seed_set(config: dict, options: Options) -> list[int]:

@@ -286,6 +286,9 @@ def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, i
         while not stop.wait(interval):  # the watcher: poll, rebuild on any change
             now = snapshot(root)
             if now != seen:
+                # A save may still be under way (an editor truncates, then writes): build once the files hold still.
+                while not stop.wait(interval / 2) and (settled := snapshot(root)) != now:
+                    now = settled
                 seen = now
                 _rebuild(rebuild, state)
     except KeyboardInterrupt:

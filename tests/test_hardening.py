@@ -580,7 +580,7 @@ def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path, path, message)
 
 
 def test_hidden_files_are_never_inputs(tmp_path):
-    """One rule (stamp.skipped) for the loader, the fingerprint, the watcher and the static copier."""
+    """One rule (load/inputs.skipped) for the loader, the fingerprint, the watcher and the static copier."""
     root = make_course(tmp_path / "c")
     edit(root / "content/site.yaml", "pages: [page]", "pages: [page, .drafts/a]")
     fails_in_one_line(build(root), "content/site.yaml", "page '.drafts/a': a name beginning with '.'")

@@ -18,8 +18,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
 from lessonkit.errors import BuildError
-from lessonkit.markdown.memo import Memo
-from lessonkit.markdown.plugins.bare import bare_plugin
+from lessonkit.markdown.conversions import Memo
 from lessonkit.markdown.plugins.blocks import blocks_plugin
 from lessonkit.markdown.plugins.headings import headings_plugin
 from lessonkit.markdown.plugins.lines import lines_plugin
@@ -28,6 +27,7 @@ from lessonkit.markdown.plugins.math import math_plugin
 from lessonkit.markdown.plugins.outline import outline_plugin
 from lessonkit.markdown.plugins.punct import punct_plugin
 from lessonkit.markdown.plugins.spans import spans_plugin
+from lessonkit.markdown.plugins.unaccounted import unaccounted_plugin
 from lessonkit.markdown.plugins.values import values_plugin
 from lessonkit.model import Collected, Page
 
@@ -171,7 +171,7 @@ def parser() -> MarkdownIt:
     md.use(spans_plugin)
     md.use(blocks_plugin)
     md.use(links_plugin)
-    md.use(bare_plugin)
+    md.use(unaccounted_plugin)
     md.use(footnote_plugin)
     md.use(outline_plugin)  # last: it marks the top-level blocks the others made
     md.add_render_rule("table_open", _table_open)

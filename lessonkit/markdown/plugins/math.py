@@ -5,7 +5,7 @@ lnn), \\operatorname and \\arg\\max with limits, aligned equations, matrices and
 chosen over latex2mathml with a gallery of 77 formulas (tests/formulas.py): latex2mathml ran
 operator names into their arguments, passed \\arg through as text and garbled aligned environments.
 An unknown command or a missing brace is an error with the page's line. Converted formulas are kept
-between builds (memo.py): a page edit starts no JavaScript engine.
+between builds (markdown/conversions.py): a page edit starts no JavaScript engine.
 """
 
 import re
@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from lessonkit.errors import BuildError
-from lessonkit.markdown.memo import Memo
+from lessonkit.markdown.conversions import Memo
 from lessonkit.markdown.plugins import number_label
 from lessonkit.markdown.plugins.lines import line_of
 from lessonkit.markdown.plugins.punct import glued

@@ -45,7 +45,7 @@ def bare_numbers(text: str) -> list[str]:
     return [m.group() for m in _NUMBER.finditer(text) if not _is_identifier(text, m.start(), m.end())]
 
 
-def bare_plugin(md: MarkdownIt) -> None:
+def unaccounted_plugin(md: MarkdownIt) -> None:
     def rule(state):
         ctx = state.env["ctx"]
         if state.env.get("title"):  # a page title is a heading

@@ -284,7 +284,7 @@ def run(seed, *, n_keys, n_values, seq_len, d_model, heads, restarts, steps, bat
     keys, values, match = make_batch(np.random.default_rng([seed, 1]), n_test, **task)
     x, t_a, t_b = arrays(keys, values, match, n_values)
     out = {"config.heads": list(heads), "config.d_model": d_model, "config.restarts": restarts,
-           "config.steps": steps, "config.chance": 1 / n_values}
+           "config.steps": steps, "config.log_every": log_every, "config.chance": 1 / n_values}
     for h in heads:
         params, curve = train([seed, 0], [seed, 2, h], h, task=task, d_model=d_model, restarts=restarts,
                               steps=steps, batch=batch, lr=lr, log_every=log_every)

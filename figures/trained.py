@@ -6,13 +6,13 @@ from matplotlib.colors import to_rgba
 
 LABELS = {
     "zh": {
-        "step": "训练步数", "loss": "训练损失（对数）", "heads": "{h} 个头",
+        "step": "训练步数", "loss": "训练损失（对数）", "heads": "{h} 个头", "one_head": "1 个头",
         "rule_a": "规则 A：前一个位置", "rule_b": "规则 B：键匹配的位置",
         "head": "头 {i}", "mass_title": "{h} 个头", "mass": "注意力质量",
         "removed": "去掉的头", "increase": "去掉后测试损失的增加",
     },
     "en": {
-        "step": "training step", "loss": "training loss (log)", "heads": "{h} head(s)",
+        "step": "training step", "loss": "training loss (log)", "heads": "{h} heads", "one_head": "1 head",
         "rule_a": "rule A: previous position", "rule_b": "rule B: matching key",
         "head": "head {i}", "mass_title": "{h} heads", "mass": "attention mass",
         "removed": "head removed", "increase": "increase of the test loss",
@@ -33,11 +33,11 @@ def loss_curves(values, lang):
     for i, h in enumerate(values["trained.config.heads"]):
         curve = values[f"trained.h{h}.curve"]
         ax.semilogy(_steps(values, len(curve)), curve, marker=MARKERS.get(h, "o"), markersize=3,
-                    color=f"C{i}", label=t["heads"].format(h=h))
+                    color=f"C{i}", label=t["one_head"] if h == 1 else t["heads"].format(h=h))
     ax.set_xlabel(t["step"])
     ax.set_ylabel(t["loss"])
     ax.grid(True, which="major", axis="y")
-    ax.legend(loc="upper right")
+    ax.legend(loc="lower left")
     return fig
 
 

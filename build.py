@@ -70,14 +70,12 @@ def options_of(args: argparse.Namespace):
 def serve(options, port: int) -> None:
     """The preview: build, serve, rebuild on every change. No search index (Pagefind re-indexes every page,
     ~0.4 s; the preview's job is the page being edited), and no forking beside the server's threads."""
-    from dataclasses import replace
-
     from lessonkit import pipeline
     from lessonkit.errors import BuildError
     from lessonkit.serve import serve as serve_site
     from lessonkit.write.lock import lock
 
-    options = replace(options, search=False, fork=False)
+    options = options.replace(search=False, fork=False)
 
     def rebuild() -> tuple[str, list[str]]:
         notes: list[str] = []

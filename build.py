@@ -22,6 +22,16 @@ def _port(text: str) -> int:
     return port
 
 
+def _count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError("a whole number ≥ 0")
+    return count
+
+
 def arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 epilog="python build.py new PAGE [--experiment NAME] starts a page (and an experiment); "
@@ -34,6 +44,14 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed and rendered, at once "
                    "(default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
+    p.add_argument("--freeze", action="store_true", help="also write every experiment's reports into results/, "
+                   "to commit: later builds use them and run only --verify seeds again")
+    p.add_argument("--refresh", action="append", default=[], metavar="NAME", help="run experiment NAME again "
+                   "(ignoring cache and results/) and freeze it; may be repeated")
+    p.add_argument("--verify", type=_count, default=1, metavar="N", help="run the first N seeds of each frozen "
+                   "experiment again and compare them with results/ (default 1: the course seed; 0: none)")
+    p.add_argument("--frozen-only", action="store_true", help="a missing or out-of-date results/ file is an error "
+                   "instead of a run (CI: never re-run hours of training unawares)")
     p.add_argument("--out", type=Path, help="output folder (default: site/ in the course folder)")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder (content/, experiments/ …)")
     p.add_argument("--check", action="store_true", help="build, then check the site")
@@ -64,7 +82,8 @@ def options_of(args: argparse.Namespace):
 
     return Options(root=args.root, out=args.out, seed=args.seed, seeds=args.seeds, executor=args.executor,
                    jobs=args.jobs, force=args.force, strict=args.strict, base_url=args.base_url,
-                   search=not args.no_search, timings=args.timings)
+                   search=not args.no_search, timings=args.timings, verify=args.verify,
+                   frozen_only=args.frozen_only, freeze=args.freeze, refresh=tuple(args.refresh))
 
 
 def serve(options, port: int) -> None:
@@ -75,7 +94,7 @@ def serve(options, port: int) -> None:
     from lessonkit.serve import serve as serve_site
     from lessonkit.write.lock import lock
 
-    options = options.replace(search=False, fork=False)
+    options = options.replace(search=False, fork=False, freeze=False, refresh=())
 
     def rebuild() -> tuple[str, list[str]]:
         notes: list[str] = []
@@ -156,7 +175,7 @@ def main(argv=None) -> int:
 
     def say(msg: str) -> None:
         # -q keeps what the author must act on or know: warnings, and shown values that changed.
-        if not args.quiet or msg.startswith(("warning:", "changed:", "timing:")):
+        if not args.quiet or msg.startswith(("warning:", "changed:", "timing:", "froze:")):
             print(msg, flush=True)
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")

@@ -6,6 +6,8 @@ An experiment file defines
     PARAMS  a dict of parameters (numbers), shown as provenance
     run(seed, **PARAMS) -> dict    named values: numbers or lists of numbers
     CLAIMS  a list of Claim
+    TOLERANCE  (optional) {value key or glob: relative tolerance}: how closely a run on another
+            machine must agree with a frozen result (default 1e-9; see build.py --freeze)
 
 and ends with ``if __name__ == "__main__": harness.run_as_script(sys.modules[__name__])``,
 which exits with status 1 when a claim fails.
@@ -291,6 +293,7 @@ def measure(module, seed: int) -> dict:
         "values": values,
         "bounds": bounds,
         "tiny": small,
+        "tolerance": {str(k): float(v) for k, v in getattr(module, "TOLERANCE", {}).items()},
         "claims": claims,
         "function": "run",
         "source_lines": [lines[1], lines[1] + len(lines[0]) - 1],

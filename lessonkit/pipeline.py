@@ -38,6 +38,10 @@ class Options:
         "search": True,
         "timings": False,
         "fork": True,  # may the parse and render stages fork workers (not in a threaded preview server)
+        "verify": 1,  # how many seeds of a frozen experiment run again, the course seed first
+        "frozen_only": False,  # a missing or stale frozen result is an error, never a run (CI)
+        "freeze": False,  # write every experiment's reports into results/ after the build
+        "refresh": (),  # experiments to run again, ignoring cache and frozen file, and freeze
     }
 
     def __init__(self, root: Path, out: Path, **chosen):
@@ -65,7 +69,10 @@ def build_if_changed(options: Options, say=print) -> dict | None:
     root, out = options.root.resolve(), options.out.resolve()
     stamp_file = root / ".cache" / "build-stamp.json"
     chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
-              "search": options.search, "base_url": options.base_url, "kernels": numeric_env()}
+              "search": options.search, "base_url": options.base_url, "kernels": numeric_env(),
+              "verify": options.verify, "frozen_only": options.frozen_only}
+    if options.freeze or options.refresh:  # asked to write results/: never skipped
+        chosen["freeze"] = time.time_ns()
     now = inputs.fingerprint(root, ENGINE, chosen)
     if not options.force and inputs.up_to_date(stamp_file, now, out):
         return None
@@ -165,13 +172,19 @@ def load(options: Options, say):
 
 
 def measure(course, options: Options, say):
-    """Every experiment over the seeds (what is not cached runs on the chosen executor), every claim judged."""
-    from lessonkit.measure import claims
+    """Every experiment over the seeds (from results/ when frozen; what is not cached runs on the chosen
+    executor), every claim judged; then, if asked, the reports frozen into results/."""
+    from lessonkit.measure import claims, frozen
 
     reports = run_experiments(course.root, course.site.config, course.seeds, options, say)
     verdicts = claims.Verdicts(course.cache / "verdicts.json")
     measured = claims.collect(reports, verdicts)
     verdicts.save()
+    for report in reports:
+        if options.freeze or report.name in options.refresh:
+            wrote = frozen.write(course.root, report.name, report.produced_by, report.runs)
+            say(f"{'froze' if wrote else 'unchanged'}: {frozen.FOLDER}/{report.name}.json "
+                f"({len(report.runs)} seeds, {frozen.identity(report.produced_by)})")
     return measured
 
 
@@ -249,7 +262,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
 
                 parse_again(course, measured, built)
     env, info = course.templates, build_info(course, options)
-    for name in ("page.html", "side_by_side.html", "_summary.html"):  # compiled once, before any worker forks
+    for name in ("page.html", "side_by_side.html", "_summary.html", "experiment.html"):  # compiled before forking
         environment.get_template(env, name, course.root)
 
     def make(i: int) -> None:
@@ -266,7 +279,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     count = len(todo) + len(pairs)
     with processes.Pool(make, count, processes.workers_for(options.jobs, count, may_fork(options))):
         # Meanwhile, here: the pages made from all pages, and the page cache's entries.
-        files.update(site_pages(course, pages, env, info))
+        files.update(site_pages(course, pages, measured, env, info))
         for built in todo:
             files[built.page.url] = staging.WRITTEN
             pages_cache.store(built, sizes)
@@ -286,12 +299,13 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     return files, len(todo)
 
 
-def site_pages(course, pages: list, env, info: dict) -> dict:
-    """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the manifest."""
+def site_pages(course, pages: list, measured, env, info: dict) -> dict:
+    """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the experiments
+    a reader can run (and their source pages), the manifest."""
     from lessonkit.render import templates
     from lessonkit.write import staging
 
-    files = {}
+    files = templates.experiment_files(env, course, measured, info)
     if course.glossary:
         for lang in course.site.languages:
             files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
@@ -345,14 +359,22 @@ def seed_set(config: dict, options: Options) -> list[int]:
 
 
 def run_experiments(root: Path, config: dict, seeds: list[int], options: Options, say, twice: bool = False) -> list:
-    """Every experiment's reports over the seeds; what is not cached runs on the chosen executor.
+    """Every experiment's reports over the seeds; what is not frozen or cached runs on the chosen executor.
     twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
-    from lessonkit.measure import executors, experiments
+    from lessonkit.errors import BuildError
+    from lessonkit.measure import executors, experiments, frozen
 
+    unknown = sorted(set(options.refresh) - set(config["experiments"]))
+    if unknown:
+        raise BuildError(f"--refresh {unknown[0]}: not an experiment of this course "
+                         f"({', '.join(config['experiments'])})", "content/site.yaml")
+    # (--check's second pass neither refreshes nor freezes: the build before it did)
+    policy = frozen.Policy(verify=options.verify, only=options.frozen_only,
+                           refresh=frozenset(() if twice else options.refresh), freeze=options.freeze and not twice)
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
                                force=options.force and not twice,
                                executor=lambda: executors.executor(options.executor, options.jobs),
-                               timeout=config["experiment_timeout"], progress=say, twice=twice)
+                               timeout=config["experiment_timeout"], progress=say, twice=twice, policy=policy)
 
 
 def check_out(root: Path, out: Path) -> None:

@@ -1,6 +1,6 @@
 """Another machine shows the same numbers: builds of the real course with numpy's SIMD dispatch narrowed
-and with a multi-threaded BLAS must show every value, every range and every summary row exactly as the
-default build does.
+and with a multi-threaded BLAS, running every experiment afresh, must show every value, every range and
+every summary row exactly as the frozen results do, and measure values that agree with them.
 
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are never set here: some processors need the machine's own
 setting. Try other OpenBLAS kernels by hand with bench/kernels.py where they are unset.
@@ -58,29 +58,56 @@ def test_variants_narrow_numpy_in_two_ways():
 
 @pytest.fixture
 def scratch(tmp_path):
-    """A copy of the course with an empty cache: each variant runs every experiment itself."""
+    """A copy of the course with an empty cache and without its frozen results: each variant runs every
+    experiment itself, on every seed."""
     root = tmp_path / "course"
-    for name in COURSE:
+    for name in set(COURSE) - {"results"}:
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
+SAMPLE = 5  # seeds per variant: the pages show frozen values (results/), identical on every machine by
+# construction; what a variant must show is that its fresh runs agree with them. bench/kernels.py compares
+# all the seeds by hand.
+
+
+@pytest.fixture(scope="module")
+def frozen_sample(tmp_path_factory):
+    """The course as it shows its frozen values on the first SAMPLE seeds (no experiment runs but the checks)."""
+    out = tmp_path_factory.mktemp("sample") / "site"
+    result = run_build("--out", out, "--seeds", SAMPLE, "--no-search", "-q", "--frozen-only")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
 @pytest.mark.parametrize("name", list(variants()))
-def test_every_shown_number_is_the_same_on_another_machine(name, site, scratch, tmp_path):
+def test_every_shown_number_is_the_same_on_another_machine(name, frozen_sample, scratch, tmp_path):
+    from lessonkit.measure import frozen
+
     env = variants()[name]
     out = tmp_path / "site"
     # A threaded BLAS runs one experiment at a time: its threads would fight parallel runs for the cores.
     jobs = ["--jobs", "1"] if "OPENBLAS_NUM_THREADS" in env else []
     result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(scratch), "--out", str(out),
-                             "--no-search", "-q", *jobs], capture_output=True, text=True, env={**os.environ, **env})
+                             "--no-search", "-q", "--seeds", str(SAMPLE), "--freeze", *jobs],
+                            capture_output=True, text=True, env={**os.environ, **env})
     assert result.returncode == 0, result.stderr
-    here, there = visible_numbers(site), visible_numbers(out)
+    here, there = visible_numbers(frozen_sample), visible_numbers(out)
     assert here.keys() == there.keys()
     differ = [f"{k}: {here[k]!r} here, {there[k]!r} with {env}" for k in here if here[k] != there[k]]
     assert not differ, "\n".join(differ[:10])
     # Every page that shows a value was compared.
-    showing = {p.relative_to(site).as_posix() for p in site.rglob("*.html") if 'data-key="' in p.read_text("utf-8")}
+    showing = {p.relative_to(frozen_sample).as_posix() for p in frozen_sample.rglob("*.html")
+               if 'data-key="' in p.read_text("utf-8")}
     assert showing and {key.split(" ", 1)[0] for key in here} == showing
+    # And each value the variant measured agrees with the frozen one as a build there would require.
+    experiments = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))["experiments"]
+    for experiment in experiments:
+        mine, theirs = frozen.read(ROOT, experiment), frozen.read(scratch, experiment)
+        assert sorted(theirs.reports) == list(range(SAMPLE))
+        for seed, report in theirs.reports.items():
+            assert frozen.differences(mine.reports[seed], report, report.get("tolerance") or {}) == [], \
+                (experiment, seed, env)
 
 
 def test_the_cache_tells_machines_apart(course):

@@ -32,8 +32,10 @@ class PageCache:
     def __init__(self, folder: Path, reports: list):
         self.folder = folder
         # What a page can show of an experiment: its report but the run time, and the spread over the seeds.
+        # (And whether it came frozen, and which seeds were run again: the panels say so.)
         self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
-                                             [r.runs[s]["values"] for s in r.seeds]) for r in reports}
+                                             [r.runs[s]["values"] for s in r.seeds],
+                                             [r.frozen, r.frozen_seeds, sorted(r.checked)]) for r in reports}
         index = read_cache(folder / "index.json", {})
         self.index = index if isinstance(index, dict) else {}
         self.unwritable = False  # the pack could not be written: the index is not either

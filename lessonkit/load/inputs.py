@@ -16,7 +16,7 @@ from pathlib import Path
 from lessonkit.io import read_cache, write_cache
 
 # The folders of a course that hold its inputs: the one list of them (the engine's own code is an input too).
-INPUTS = ("content", "experiments", "figures", "templates")
+INPUTS = ("content", "experiments", "figures", "templates", "results")  # results: frozen reports
 
 
 def skipped(name: str) -> bool:

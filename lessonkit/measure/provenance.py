@@ -61,7 +61,8 @@ def highlighted_lines(path: Path, cache: Path | None) -> list[str]:
 
 def snippet(root: Path, experiment: str, lines: list[int], context: int = 1, most: int = 12,
             cache: Path | None = None) -> dict | None:
-    """The given lines, each with `context` lines above, highlighted: {"first", "last", "html"}."""
+    """The given lines, each with `context` lines above, highlighted: {"first", "last", "at" (the first given
+    line), "html"}."""
     wanted = sorted(set(n for n in lines if n))
     if not wanted:
         return None
@@ -74,7 +75,7 @@ def snippet(root: Path, experiment: str, lines: list[int], context: int = 1, mos
             out.append('<span class="ln">  ⋮</span>')
         out.append(f'<span class="ln{" hl" if number in wanted else ""}">{number:>3}</span> {text}')
         previous = number
-    return {"first": keep[0], "last": keep[-1], "html": "\n".join(out)}
+    return {"first": keep[0], "last": keep[-1], "at": wanted[0], "html": "\n".join(out)}
 
 
 # -- parameters: values an experiment sets rather than measures ---------------------------------

@@ -39,7 +39,8 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
         out.append({"id": names.panel_id(names.claim_anchor(key)), "anchor": names.claim_anchor(key), "claim": claim,
                     "shown": values(claim.shows),
                     "source": provenance.snippet(root, claim.experiment, lines, cache=highlight),
-                    "experiment": claim.experiment, "seed": claim.seed})
+                    "experiment": claim.experiment, "seed": claim.seed, "frozen": frozen_of(report),
+                    "name": report.name})
     for report in m.reports:
         if report.name in collected.experiments:
             keys = [k for k in collected.values if k.startswith(report.name + ".") and k.partition("[")[0] not in m.claim_of_value]
@@ -47,8 +48,17 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
             anchor = names.experiment_anchor(report.name)
             out.append({"id": names.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
                         "source": provenance.snippet(root, str(report.path), lines, cache=highlight),
-                        "experiment": str(report.path), "seed": report.data["seed"]})
+                        "experiment": str(report.path), "seed": report.data["seed"], "frozen": frozen_of(report),
+                        "name": report.name})
     return out
+
+
+def frozen_of(report) -> dict | None:
+    """Where a frozen experiment's values come from, for its panels: the file, its hash, the seeds run again."""
+    if not report.frozen:
+        return None
+    return {"path": f"results/{report.name}.json", "hash": report.frozen, "seeds": report.frozen_seeds,
+            "checked": ", ".join(map(str, sorted(report.checked)))}
 
 
 def experiment_rows(m, collected) -> list[dict]:
@@ -59,7 +69,8 @@ def experiment_rows(m, collected) -> list[dict]:
             rows.append({"name": report.name, "path": str(report.path),
                          "anchor": names.experiment_anchor(report.name), "seed": data["seed"],
                          "params": data["params"], "versions": data["versions"], "lines": data["source_lines"],
-                         "code_hash": report.code_hash, "held": m.values.get(f"{report.name}.claims.held"),
+                         "code_hash": report.code_hash, "frozen": frozen_of(report),
+                         "held": m.values.get(f"{report.name}.claims.held"),
                          "refuted": m.values.get(f"{report.name}.claims.refuted")})
     return rows
 
@@ -69,16 +80,18 @@ def _with_summary(env, root: Path, built: Built, m, strings: dict) -> str:
     body, collected = built.body, built.collected
     if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
-    summary = summary_html(env, root, m, collected, strings, built.lang, standalone=SUMMARY_SLOT not in body)
+    summary = summary_html(env, root, m, collected, strings, built.lang, standalone=SUMMARY_SLOT not in body,
+                           site_root="../" * built.page.url.count("/"))
     return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
-def summary_html(env, root: Path, m, collected, strings: dict, lang: str, standalone: bool) -> str:
+def summary_html(env, root: Path, m, collected, strings: dict, lang: str, standalone: bool, site_root: str) -> str:
     """A page's verification summary: its claims, experiments and their provenance panels (standalone: as its
-    own section at the end, not where the page's text placed it)."""
+    own section at the end, not where the page's text placed it). site_root: the way from the page to the
+    site's root, for the links to the experiments' source pages."""
     return render_template(env, root, "_summary.html", s=strings, lang=lang, rows=claim_rows(m, strings, collected.claims),
                    experiments=experiment_rows(m, collected), standalone=standalone,
-                   panels=panels(root, m, collected, strings))
+                   panels=panels(root, m, collected, strings), site_root=site_root)
 
 
 def page_html(env, course, built: Built, m, build_info: dict) -> str:
@@ -123,9 +136,9 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
     rows, terms = side_by_side.body(src, other, here, sizes, labels, course.strings)
     collected = src.collected
     summary = ""
-    if collected.claims or collected.experiments:
-        summary = summary_html(env, course.root, m, collected, strings, src.lang, standalone=True)
     depth = "../" * here.count("/")
+    if collected.claims or collected.experiments:
+        summary = summary_html(env, course.root, m, collected, strings, src.lang, standalone=True, site_root=depth)
     return strip_markers(render_template(
         env, course.root, "side_by_side.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
         rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
@@ -181,3 +194,36 @@ def extra_pages(env, course, build_info: dict) -> dict[str, str]:
         out["sitemap.xml"] = render_template(env, course.root, "sitemap.xml", site=site.config, pages=site.pages,
                                      twins=twins, base=site.config["base_url"])
     return out
+
+
+def source_page(name: str, lang: str) -> str:
+    """Where an experiment's source page is, from the site's root."""
+    return f"{lang}/experiments/{name}.html"
+
+
+def experiment_files(env, course, m, build_info: dict) -> dict[str, bytes]:
+    """What a reader needs to run each experiment: its files as the build ran them (the experiment, the modules
+    it imports, the harness, the criteria evaluator) under experiments/, and its source as a page in each
+    language, with line anchors that the provenance panels link to."""
+    from lessonkit.measure import experiments, provenance
+    from lessonkit.versions import package_version
+
+    files: dict[str, bytes] = {}
+    site = course.site
+    for report in m.reports:
+        path = course.root / report.path
+        sources = experiments.local_sources(path)
+        for src in sources:
+            files[f"experiments/{src.name}"] = src.read_bytes()
+        files["experiments/criteria.py"] = experiments.CRITERIA.read_bytes()  # what the harness judges with
+        names_ = [path.name] + sorted({s.name for s in sources if s != path} | {"criteria.py"})
+        lines = provenance.highlighted_lines(path, course.root / ".cache" / "highlight")
+        for lang in site.languages:
+            url = source_page(report.name, lang)
+            files[url] = render_template(
+                env, course.root, "experiment.html", site=site.config, lang=lang, s=course.strings[lang],
+                root="../../", build=build_info,
+                alternates=[(other, source_page(report.name, other)) for other in site.languages],
+                e={"path": str(report.path), "file": path.name, "files": names_, "seed": course.seed,
+                   "numpy": package_version("numpy"), "lines": lines}).encode("utf-8")
+    return files

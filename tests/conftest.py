@@ -101,7 +101,7 @@ def site_checks() -> dict:
 BROWSER_FIXTURES = {"page", "browser", "context", "server_page"}
 COURSE_FIXTURES = {"site", "course", "server", "site_checks"}
 COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py"}
-SLOW_FILES = {"test_escaping.py", "test_fuzz.py", "test_machines.py"}
+SLOW_FILES = {"test_escaping.py", "test_fuzz.py", "test_machines.py", "test_cluster.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -73,6 +73,8 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
     except OSError as exc:
         raise BuildError(f"--executor {spec}: cannot reach the Dask scheduler ({exc})") from None
     try:
+        if address != "local":
+            _same_versions(client, spec)
         workers = sum(client.nthreads().values()) or 1
         yield client.get_executor(pure=False), workers
     finally:
@@ -82,3 +84,26 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         quiet.__exit__(None, None, None)
         for module in (experiments, sandbox):
             cloudpickle.unregister_pickle_by_value(module)
+
+
+def _same_versions(client, spec: str) -> None:
+    """Workers must measure with this build's Python (minor version) and numpy: the cache and the frozen results
+    are keyed by the build's versions, so a worker with others would file its values under the wrong name."""
+    import platform
+
+    from lessonkit.measure.experiments import worker_versions
+    from lessonkit.versions import package_version
+
+    here = {"python": ".".join(platform.python_version_tuple()[:2]), "numpy": package_version("numpy")}
+    try:
+        found = client.run(worker_versions)
+    except Exception as exc:  # a worker that cannot even import numpy
+        raise BuildError(f"--executor {spec}: a worker cannot report its versions ({type(exc).__name__}: {exc})") \
+            from None
+    if not found:
+        raise BuildError(f"--executor {spec}: the scheduler has no workers")
+    for worker, theirs in sorted(found.items()):
+        for name in ("python", "numpy"):
+            if theirs.get(name) != here[name]:
+                raise BuildError(f"--executor {spec}: worker {worker} has {name} {theirs.get(name)}, this build "
+                                 f"{here[name]}: results are keyed by the build's versions; give the workers the same")

@@ -50,6 +50,7 @@ class Report:
     frozen_seeds: int = 0
     checked: dict = field(default_factory=dict)  # seed -> report: frozen seeds run again, compared with the frozen
     produced_by: dict = field(default_factory=dict)  # what the runs depend on (frozen.produced_by)
+    file: Path | None = None  # the experiment file itself (path is relative to the course)
 
     @property
     def data(self) -> dict:
@@ -184,6 +185,15 @@ def run_job(job: Job) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def worker_versions() -> dict:
+    """What a Dask worker measures with (run there: it is sent by value, like run_job)."""
+    import platform
+
+    import numpy
+
+    return {"python": ".".join(platform.python_version_tuple()[:2]), "numpy": numpy.__version__}
+
+
 # -- the sweep --------------------------------------------------------------------------------
 
 def _chunks(seeds: list, parts: int) -> list[list]:
@@ -219,7 +229,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
         code = code_hash(path)
         report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
                         parameters=provenance.parameters(path.read_text("utf-8")),
-                        produced_by=frozen.produced_by(code, runner_hash()))
+                        produced_by=frozen.produced_by(code, runner_hash()), file=path)
         thawed = _thaw(root, report, seeds, policy, progress)
         verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []
         fresh = force or name in policy.refresh

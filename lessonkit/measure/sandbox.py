@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import time
-from functools import cache
 from pathlib import Path
 
 # Runs go in parallel, one process per core: a BLAS that also spreads over every core would
@@ -37,18 +36,26 @@ ALLOWED_ENV = re.compile(r"^(NPY_|OPENBLAS_|MKL_|GOTO|BLIS_|VECLIB_|OMP_NUM_THRE
 _SYSTEM = ("/usr", "/etc/fonts", "/etc/ld.so.cache", "/etc/alternatives")
 
 
-@cache
+_BWRAP: dict = {}  # the probe's answer, once per process (a dict, not functools.cache: this module travels to
+# Dask workers by value, and a cache wrapper would be pickled by reference to a lessonkit they do not have)
+
+
 def bwrap() -> str | None:
     """bubblewrap's path when it works here (it needs user namespaces or root), else None."""
+    if "path" in _BWRAP:
+        return _BWRAP["path"]
     path = shutil.which("bwrap")
-    if path is None or not sys.platform.startswith("linux"):
-        return None
-    try:
-        probe = subprocess.run([path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-                               capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return path if probe.returncode == 0 else None
+    if path is not None and sys.platform.startswith("linux"):
+        try:
+            probe = subprocess.run([path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+                                   capture_output=True, timeout=10)
+            path = path if probe.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired):
+            path = None
+    else:
+        path = None
+    _BWRAP["path"] = path
+    return path
 
 
 def isolated() -> bool:

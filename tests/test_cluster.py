@@ -1,0 +1,185 @@
+"""A real Dask cluster on 127.0.0.1: a `dask scheduler` and two `dask worker` processes, started in `/`, away from
+the course, bounded in time and torn down. The build sends them jobs that carry their code (--executor
+dask:tcp://…); it must get the local values, survive a worker killed mid-sweep, and fail in one line on an
+unreachable scheduler or workers with other versions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import make_course, run_build, snapshot
+
+DASK = Path(sys.executable).with_name("dask")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A scheduler and workers as separate processes, each in its own process group, torn down on close."""
+
+    def __init__(self, tmp: Path, workers: int = 2, env: dict | None = None):
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen] = []
+        self.logs = tmp / "cluster-logs"
+        self.logs.mkdir(exist_ok=True)
+        self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
+        self.workers = [self._start(f"worker-{i}", ["worker", self.address, "--nthreads", "1", "--no-nanny",
+                                                    "--no-dashboard", "--death-timeout", "60",
+                                                    "--local-directory", str(tmp / f"worker-{i}")], env)
+                        for i in range(workers)]
+        self._wait_for(workers)
+
+    def _start(self, name: str, args: list[str], env: dict | None = None) -> subprocess.Popen:
+        log = open(self.logs / f"{name}.log", "w")  # noqa: SIM115 (kept for the process's life)
+        proc = subprocess.Popen([str(DASK), *args], cwd="/", stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})}, start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def _wait_for(self, workers: int) -> None:
+        from distributed import Client
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with Client(self.address, timeout="5s") as client:
+                    client.wait_for_workers(workers, timeout=30)
+                    return
+            except (OSError, TimeoutError):
+                time.sleep(0.5)
+        self.close()
+        pytest.fail(f"the cluster did not start: {sorted(p.name for p in self.logs.iterdir())}")
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    made = Cluster(tmp_path)
+    yield made
+    made.close()
+
+
+def values(root: Path) -> dict:
+    import json
+
+    return {p.relative_to(root).as_posix(): json.loads(p.read_text("utf-8"))["report"]["values"]
+            for p in sorted((root / ".cache" / "experiments").rglob("seed-*.json"))}
+
+
+def test_a_real_cluster_gives_the_local_values_without_the_course_folder(cluster, tmp_path):
+    local, remote = make_course(tmp_path / "local"), make_course(tmp_path / "remote")
+    assert run_build("--seeds", "4", "--no-search", root=local).returncode == 0
+    done = run_build("--seeds", "4", "--no-search", "--executor", f"dask:{cluster.address}", root=remote)
+    assert done.returncode == 0, done.stderr
+    assert values(remote) == values(local) and len(values(local)) == 4
+    # The workers ran in / and never opened the course: their open files and working folders name no course path.
+    for worker in cluster.workers:
+        proc = psutil.Process(worker.pid)
+        assert proc.cwd() == "/"
+        assert not [f.path for f in proc.open_files() if str(tmp_path / "remote") in f.path]
+
+
+SLOW_EXPERIMENT = '''"""Slow: a second per seed, so that a worker can be killed while it measures."""
+
+import sys
+import time
+
+import harness
+import numpy as np
+from harness import Claim
+
+NAME = "tiny"
+PARAMS = {"n": 64}
+
+
+def run(seed, *, n):
+    time.sleep(1.0)
+    x = np.random.default_rng(seed).standard_normal(n)
+    return {"n": n, "mean": float(x.mean()), "spread": float(x.std())}
+
+
+CLAIMS = [Claim(id="spread", criterion="0.5 < spread < 1.5", text={"zh": "标准差接近 1", "en": "the spread is near 1"},
+                shows=("spread", "n")),
+          Claim(id="mean", criterion="abs(mean) < 0.6", text={"zh": "均值接近 0", "en": "the mean is near 0"},
+                shows=("mean",))]
+
+if __name__ == "__main__":
+    harness.run_as_script(sys.modules[__name__])
+'''
+
+
+def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_written(cluster, tmp_path):
+    root = make_course(tmp_path / "c", experiment=SLOW_EXPERIMENT, config="seeds: 6\n")
+    page = "{val}`tiny.n` 个数的均值是 {val}`tiny.mean`，标准差 {val}`tiny.spread`。\n"
+    (root / "content" / "zh" / "page.md").write_text("---\ntitle: 慢\n---\n\n" + page, "utf-8")
+    (root / "content" / "en" / "page.md").write_text("---\ntitle: Slow\n---\n\n" + page, "utf-8")
+    first = run_build("--no-search", "--seeds", "1", root=root)
+    assert first.returncode == 0, first.stderr
+    before = snapshot(root / "site")
+    build = subprocess.Popen([sys.executable, str(Path(__file__).parent.parent / "build.py"), "--root", str(root),
+                              "--no-search", "--executor", f"dask:{cluster.address}"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = psutil.Process(cluster.workers[0].pid)
+    deadline = time.monotonic() + 60
+    while not any("runner.py" in " ".join(c.cmdline()) for c in victim.children(recursive=True)):
+        assert time.monotonic() < deadline, "the worker never started a run"
+        time.sleep(0.05)
+    victim.kill()  # kill by PID, mid-run
+    out, err = build.communicate(timeout=180)
+    print(f"killed worker: build exit {build.returncode}; {err.strip() or out.strip().splitlines()[-1]}")
+    if build.returncode == 0:  # the scheduler gave the dead worker's seeds to the other one
+        assert "5 experiment run(s)" in out, out  # seeds 1-5 (seed 0 was cached), each once
+        assert snapshot(root / "site") != before
+        assert (root / "site" / "en" / "page.html").is_file()
+    else:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+        assert snapshot(root / "site") == before
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "runner.py" in " ".join(p.info["cmdline"] or [])
+                and str(root.name) in " ".join(p.info["cmdline"] or [])]
+
+
+def test_an_unreachable_scheduler_is_one_line_within_a_timeout(tmp_path):
+    root = make_course(tmp_path / "c")
+    start = time.monotonic()
+    done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{free_port()}", root=root)
+    assert time.monotonic() - start < 40
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --executor dask:tcp://127.0.0.1:") \
+        and "cannot reach the Dask scheduler" in lines[0], done.stderr
+
+
+def test_workers_with_another_numpy_are_refused_in_one_line(tmp_path):
+    # A worker whose numpy says it is another version (sitecustomize runs at its start-up).
+    other = tmp_path / "other-numpy"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text('import numpy\nnumpy.__version__ = "1.0.0"\n', "utf-8")
+    made = Cluster(tmp_path, workers=1, env={"PYTHONPATH": str(other)})
+    try:
+        root = make_course(tmp_path / "c")
+        done = run_build("--no-search", "--executor", f"dask:{made.address}", root=root)
+    finally:
+        made.close()
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "has numpy 1.0.0, this build " in lines[0] and "give the workers the same" in lines[0], \
+        done.stderr
+    assert not (root / "site").exists()

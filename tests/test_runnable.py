@@ -112,4 +112,7 @@ def test_the_course_publishes_every_experiment_it_shows_and_each_runs_alone(site
     assert done.returncode == 0, done.stderr
     values = json.loads(done.stdout)
     page = {k: v for k, v in shown(site, "en/lesson-l5.html").items() if k.startswith("multires.")}
-    assert page and all(agree(values[key], value) for key, value in page.items()), (page, values)
+    # What the build adds (claims held over the seeds) is not the experiment's: every other value is.
+    derived = {k for k in page if k.startswith("multires.claims.")}
+    assert set(page) - derived <= set(values) and len(set(page) - derived) >= 5
+    assert all(agree(values[key], page[key]) for key in set(page) - derived), (page, values)

@@ -33,9 +33,13 @@ def _count(text: str) -> int:
 
 
 def arg_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                epilog="python build.py new PAGE [--experiment NAME] starts a page (and an experiment); "
-                                       "docs/reference.md lists every option, site.yaml key and Markdown extension.")
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s [options]\n       %(prog)s new PAGE [--experiment NAME] [--after PAGE] [--root DIR]",
+        epilog="subcommands:\n  new PAGE    start a page in every language (and with --experiment NAME an experiment and "
+               "its figure recipe),\n              listed in site.yaml after --after PAGE or at the end; "
+               "python build.py new --help\n\n"
+               "docs/reference.md lists every option, site.yaml key and Markdown extension.")
     p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
     p.add_argument("--seeds", type=int, metavar="N", help="run every experiment on N seeds, the course seed first "
                    "(default: content/site.yaml's seeds, 20)")
@@ -129,6 +133,8 @@ def new_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="build.py new", description="start a page (and an experiment)")
     p.add_argument("page", help="the page's path below content/<lang>/, e.g. lesson-l6 or chapter-4/intro")
     p.add_argument("--experiment", metavar="NAME", help="also start experiments/NAME.py and figures/NAME.py")
+    p.add_argument("--after", metavar="PAGE", help="list the page right after PAGE in site.yaml's pages "
+                   "(default: at the end), e.g. --after lesson-l5")
     p.add_argument("--root", type=Path, default=ROOT, help="the course folder")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -142,7 +148,7 @@ def new(argv: list[str]) -> int:
     from lessonkit.scaffold import new_page
 
     try:
-        for line in new_page(args.root.resolve(), args.page, args.experiment):
+        for line in new_page(args.root.resolve(), args.page, args.experiment, args.after):
             print(line)
     except BuildError as exc:
         if args.debug:

@@ -286,6 +286,38 @@ def _recipe_error(exc: BaseException, path: Path, what: str) -> _Failure:
     return _Failure(f"{what}: {kind}", f"figures/{path.name}", line)
 
 
+def check_named(root: Path, pages: list) -> None:
+    """Every figure a page names has a recipe: figures/MODULE.py defining FUNCTION, read as text (the recipe is
+    author code and runs only in the draw stage's sandbox). Checked before the cross-references, so that a typo
+    in a figure's id is reported where the figure is, with a did-you-mean, not as a {ref} to a missing figure."""
+    import difflib
+    import re
+
+    defined: dict = {}
+    for built in pages:
+        for figure_id, line in built.collected.figures:
+            module_name, _, func_name = figure_id.partition(".")
+            path = root / "figures" / f"{module_name}.py"
+            if module_name not in defined:
+                try:
+                    text = path.read_text("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    text = None
+                defined[module_name] = None if text is None else re.findall(r"^def ([A-Za-z_]\w*)\(", text, re.M)
+            names = defined[module_name]
+            if names is None:
+                modules = sorted(p.stem for p in (root / "figures").glob("*.py"))
+                close = difflib.get_close_matches(module_name, modules, n=1)
+                hint = f" (did you mean {close[0]}.{func_name}?)" if close else ""
+                raise BuildError(f"unknown figure {figure_id!r}: there is no figures/{module_name}.py{hint}",
+                                 built.page.path, line)
+            if func_name not in names:
+                close = difflib.get_close_matches(func_name, names, n=1)
+                hint = f" (did you mean {module_name}.{close[0]}?)" if close else ""
+                raise BuildError(f"unknown figure {figure_id!r}: figures/{module_name}.py has no function "
+                                 f"{func_name!r}{hint}", built.page.path, line)
+
+
 def load_recipe(figures_dir: Path, figure_id: str):
     """"multires.p2_gradients" -> the function p2_gradients in figures/multires.py."""
     import importlib.util

@@ -190,6 +190,7 @@ def measure(course, options: Options, say):
 
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
+    from lessonkit import figures
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
     from lessonkit.render import environment, side_by_side
@@ -202,6 +203,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
         site.prepare(side_by_side.files_of(parsing.todo, course.site))
         environment.warm(course.templates)
     built = parsing.pages
+    figures.check_named(course.root, built)  # before the {ref}s: a figure's typo is reported at the figure
     crosscheck.check_twins(built, course.site.source_language)
     crosscheck.check_links(built)
     for problem in crosscheck.check_alignment(built, course.site.source_language):

@@ -114,6 +114,32 @@ def _list_node(text: str, key: str):
     return next(((k, v) for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
 
 
+def _insert_after(text: str, key: str, item: str, after: str) -> str:
+    """Put an item into a top-level list of site.yaml right after the entry `after`, in the list's own style."""
+    import difflib
+
+    found = _list_node(text, key)
+    node = found[1] if found else None
+    entries = node.value if isinstance(node, yaml.SequenceNode) else []
+    at_entry = next((e for e in entries if isinstance(e, yaml.ScalarNode) and e.value == after), None)
+    if at_entry is None:
+        listed = [e.value for e in entries if isinstance(e, yaml.ScalarNode)]
+        close = difflib.get_close_matches(after, listed, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise BuildError(f"--after {after!r}: '{key}' does not list it{hint}", SITE,
+                         found[0].start_mark.line + 1 if found else None)
+    if any(isinstance(e, yaml.ScalarNode) and e.value == item for e in entries):
+        return _append_to_list(text, key, item)  # (says that it is listed already)
+    if node.flow_style:
+        at = at_entry.end_mark.index
+        return text[:at] + f", {item}" + text[at:]
+    line_start = text.rfind("\n", 0, at_entry.start_mark.index) + 1
+    indent = text[line_start:text.index("-", line_start)]
+    newline = text.find("\n", at_entry.end_mark.index)
+    end = len(text) if newline < 0 else newline + 1
+    return text[:end] + ("" if text[:end].endswith("\n") else "\n") + f"{indent}- {item}\n" + text[end:]
+
+
 def _append_to_list(text: str, key: str, item: str) -> str:
     """Add an item to a top-level list of site.yaml, keeping its style (flow or block), layout and comments."""
     found = _list_node(text, key)
@@ -145,8 +171,9 @@ def _append_to_list(text: str, key: str, item: str) -> str:
     return text[:end] + ("" if text[:end].endswith("\n") else "\n") + f"{indent}- {item}\n" + text[end:]
 
 
-def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
-    """Write the page (and experiment); return what to edit next, one line each."""
+def new_page(root: Path, slug: str, experiment: str | None = None, after: str | None = None) -> list[str]:
+    """Write the page (and experiment), listed at the end of `pages:` or right after the page `after`; return
+    what to edit next, one line each."""
     config = load_config(root)
     slug = slug.removesuffix(".md")
     if not slug_ok(slug) or not re.fullmatch(r"[\w/-]+", slug):
@@ -157,7 +184,9 @@ def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
         raise BuildError(f"--experiment {experiment!r}: a Python name (letters, digits, _)")
     # site.yaml's new text first: if it cannot be edited, nothing is written.
     config_path = root / "content" / "site.yaml"
-    text = _append_to_list(read_text(config_path, SITE), "pages", slug)
+    current = read_text(config_path, SITE)
+    after = after.removesuffix(".md") if after else None
+    text = _insert_after(current, "pages", slug, after) if after else _append_to_list(current, "pages", slug)
     made = [p for p in paths.values() if p.exists()]
     if experiment is not None:
         text = _append_to_list(text, "experiments", experiment)
@@ -168,7 +197,8 @@ def new_page(root: Path, slug: str, experiment: str | None = None) -> list[str]:
     if made:
         raise BuildError(f"new {slug!r}: it exists; nothing was written", made[0].relative_to(root))
     added = yaml.safe_load(text)
-    if added["pages"][-1] != slug or (experiment and added["experiments"][-1] != experiment):
+    placed = added["pages"].index(after) + 1 if after else len(added["pages"]) - 1
+    if added["pages"][placed:placed + 1] != [slug] or (experiment and added["experiments"][-1] != experiment):
         raise BuildError(f"cannot add {slug!r} to its lists without changing their meaning; add it by hand", SITE)
 
     files = {}

@@ -279,7 +279,8 @@ def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, i
     server.start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/"
     if ready is None:
-        print(f"serving {url} (Ctrl+C to stop)", flush=True)
+        print(f"serving {url} (Ctrl+C to stop); the preview makes no search index: the next python build.py "
+              f"does", flush=True)
     else:
         ready(url)
     try:

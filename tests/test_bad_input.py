@@ -265,3 +265,39 @@ def test_the_fixture_course_is_what_the_cases_break(built):
     zh = (course / ZH).read_text("utf-8")
     for text in ("{val}`tiny.mean`", r"$\bar{x}$", FIGURE + ALT, "个数的均值", "，标准差"):
         assert zh.count(text) == 1, text
+
+
+@pytest.mark.parametrize("written, hint", [
+    ("[标准]{.term}", "(did you mean '标准差'? or keep the text and name the entry: [标准]{.term key=spread})"),
+    ("[均 值]{.term}", "(did you mean '均值'? or keep the text and name the entry: [均 值]{.term key=mean})"),
+    ("[均值]{.term key=meen}", "(did you mean key='mean'?)"),
+])
+def test_a_glossary_miss_suggests_the_close_entry_and_key(tmp_path, written, hint):
+    from conftest import build_here
+
+    from lessonkit.errors import BuildError
+
+    root = with_data_files(make_course(tmp_path / "c"))
+    line = edit(root, ZH, "，标准差", f"，{written}标准差")
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    assert str(caught.value).endswith(f"is not in content/glossary.yaml {hint}")
+    assert (caught.value.path.as_posix(), caught.value.line) == (ZH, line)
+
+
+def test_a_figure_typo_is_reported_at_the_figure_before_any_ref_to_it(tmp_path):
+    """The {ref} comes first on the page and names the id the author meant: the error is about the figure."""
+    from conftest import build_here
+
+    from lessonkit.errors import BuildError
+
+    root = with_figure(make_course(tmp_path / "c"))
+    edit(root, ZH, "## 均值 {#mean}\n", "## 均值 {#mean}\n\n见{ref}`fig:tiny.bars`。\n")
+    line = edit(root, ZH, "::: figure tiny.bars", "::: figure tiny.barz")
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    assert str(caught.value) == (f"{ZH}:{line}: unknown figure 'tiny.barz': figures/tiny.py has no function "
+                                 "'barz' (did you mean tiny.bars?)")
+    edit(root, ZH, "::: figure tiny.barz", "::: figure tinny.bars")
+    with pytest.raises(BuildError, match=r"there is no figures/tinny.py \(did you mean tiny.bars\?\)"):
+        build_here(root)

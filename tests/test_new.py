@@ -180,3 +180,30 @@ def test_site_yaml_lists_gain_an_item_in_any_layout(layout):
     if layout in ("comment first", "unindented", "blank line inside"):
         indent = "" if layout == "unindented" else "  "
         assert re.search(rf"(?m)^{indent}- b.*\n{indent}- c\n", after_text)  # after the last item, in its column
+
+
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_new_after_places_the_page_and_its_neighbours_follow(tmp_path, style):
+    root = course(tmp_path, style)
+    assert new(root, "second").returncode == 0
+    done = new(root, "between", "--after", "page")
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((root / "content" / "site.yaml").read_text("utf-8"))
+    assert config["pages"] == ["page", "between", "second"]
+    if style == "block":  # its line, with the list's own dash and indent; the comments stay
+        assert "  - page  # in reading order\n  - between\n  - second\n" in (root / "content" / "site.yaml").read_text()
+    assert check(root).returncode == 0
+    page = (root / "site" / "en" / "between.html").read_text("utf-8")
+    assert 'rel="prev" href="../en/page.html"' in page and 'rel="next" href="../en/second.html"' in page
+    before = snapshot(root / "content")
+    wrong = new(root, "third", "--after", "betwen")
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip().splitlines() == [
+        f"error: content/site.yaml:{pages_line(root)}: --after 'betwen': 'pages' does not list it "
+        "(did you mean 'between'?)"]
+    assert snapshot(root / "content") == before
+
+
+def pages_line(root) -> int:
+    lines = (root / "content" / "site.yaml").read_text("utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith("pages:"))

@@ -281,3 +281,25 @@ def test_a_link_in_the_site_to_a_file_outside_is_not_served(tiny_preview, tmp_pa
         answer = _raw(tiny_preview.url, f"GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode())
         assert answer.split(b" ")[1] == b"404" and b"root:x" not in answer, answer[:200]
     assert _raw(tiny_preview.url, b"GET /en/page.html HTTP/1.0\r\nHost: localhost\r\n\r\n").split(b" ")[1] == b"200"
+
+
+def test_the_preview_says_it_makes_no_search_index(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT, make_course
+
+    root = make_course(tmp_path / "c")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "--root", str(root), "--serve", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not lines or not lines[-1].startswith("serving "):
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            lines.append(line.rstrip("\n"))
+        assert lines[-1].endswith("(Ctrl+C to stop); the preview makes no search index: the next python build.py does")
+        assert not (root / "site" / "pagefind").exists()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

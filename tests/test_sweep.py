@@ -338,3 +338,21 @@ def test_sweep_is_a_reserved_value_name(tmp_path):
     error = one_line_error(build(make_course(tmp_path / "c", experiment=source), "--seeds", "1"))
     stored = next(n for n, line in enumerate(source.splitlines(), 1) if '"sweep.x"' in line)
     assert error.startswith(f"error: experiments/tiny.py:{stored}: value id 'sweep.x'"), error
+
+
+def test_a_failing_claim_shows_its_criterion_line_the_values_it_read_and_the_command(tmp_path):
+    """Claim( on one line and its criterion two lines below: the error points at the criterion, gives what it
+    read on the failing seeds, and how to run one of them."""
+    claim = ('    Claim(\n        id="even",\n        criterion="odd == 0",\n'
+             '        text={"zh": "偶数", "en": "even"}, shows=("odd",)),\n]')
+    source = TINY_EXPERIMENT.replace("\n]\n", "\n" + claim + "\n", 1)
+    root = make_course(tmp_path / "c", experiment=source)
+    error = one_line_error(build(root, "--seeds", "6"))
+    line = source.splitlines().index('        criterion="odd == 0",') + 1
+    assert error.startswith(f"error: experiments/tiny.py:{line}: claim tiny.even holds on 3 of 6 seeds "
+                            "(fails on seed(s) 1, 3, 5)"), error
+    assert error.endswith("; on seed 1: odd = 1; on seed 3: odd = 1; on seed 5: odd = 1; "
+                          "re-run one: python experiments/tiny.py --seed 1"), error
+    rerun = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py"), "--seed", "1"],
+                           capture_output=True, text=True)
+    assert rerun.returncode == 1 and "FAIL  tiny.even" in rerun.stdout  # the command shows the failure

@@ -47,7 +47,27 @@ class Inputs:
             if (key and entry["id"] == key) or (not key and entry[lang] == text.strip()):
                 return entry
         wanted = f"key={key!r}" if key else repr(text.strip())
-        raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml")
+        raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml{self._closest_terms(lang, text, key)}")
+
+    def _closest_terms(self, lang: str, text: str, key: str | None) -> str:
+        """A did-you-mean: entries whose id (for key=) or whose term in this language is close to, contains or is
+        contained in what was written; for a term, also how to name an entry whatever the text says (key=)."""
+        import difflib
+
+        if key:
+            ids = [e["id"] for e in self.glossary]
+            close = difflib.get_close_matches(key, ids, n=3, cutoff=0.6)
+            return f" (did you mean key={close[0]!r}?)" if close else ""
+        written = text.strip()
+        terms = {e[lang]: e["id"] for e in self.glossary if isinstance(e.get(lang), str)}
+        low = written.casefold()
+        close = [t for t in terms if low in t.casefold() or t.casefold() in low]
+        close += [t for t in difflib.get_close_matches(written, list(terms), n=3, cutoff=0.6) if t not in close]
+        if not close:
+            return ""
+        best = close[0]
+        return (f" (did you mean {best!r}? or keep the text and name the entry: "
+                f"[{written}]{{.term key={terms[best]}}})")
 
     def reference(self, key: str) -> dict:
         if key not in self.references:

@@ -259,13 +259,51 @@ def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
         verb = "the refuted criterion now holds" if claim.refuted else "criterion failed"
         hint = "" if claim.refuted else " (if the data rejects the statement, keep it on record with refuted=True)"
         raise BuildError(f"claim {claim.key} failed on seed {claim.seed}, the seed the pages show: {verb}: "
-                         f"{claim.criterion}; measured {measured}{hint}", report.path, claim.line)
+                         f"{claim.criterion}; measured {measured}{hint}; re-run: python {report.path} --seed "
+                         f"{claim.seed}", report.path, criterion_line(report, claim))
     if not claim.passed:
         shown = ", ".join(map(str, failed[:8])) + (" …" if len(failed) > 8 else "")
         must = "all" if claim.holds_on >= 1 else f"at least {claim.required}"
         raise BuildError(f"claim {claim.key} holds on {claim.held} of {claim.seeds} seeds (fails on seed(s) {shown}); "
-                         f"it must hold on {must} — or state holds_on=<share> with the reason in its note",
-                         report.path, claim.line)
+                         f"it must hold on {must} — or state holds_on=<share> with the reason in its note; "
+                         f"{evidence(report, claim.criterion, failed)}; re-run one: python {report.path} --seed "
+                         f"{failed[0]}", report.path, criterion_line(report, claim))
+
+
+def evidence(report: Report, criterion: str, seeds: list, most: int = 3) -> str:
+    """What the criterion read on the first failing seeds: 'on seed 10: grad.rel_err = 0.0711; on seed 13: …'."""
+    import re
+
+    keys = [k for k in report.data["values"] if re.search(rf"(?<![\w.]){re.escape(k)}(?![\w])", criterion)]
+    if not keys:
+        return "the criterion reads no value by name"
+    parts = []
+    for seed in seeds[:most]:
+        values = report.runs[seed]["values"]
+        parts.append(f"on seed {seed}: " + ", ".join(f"{k} = {_shown(values.get(k))}" for k in keys))
+    return "; ".join(parts) + ("; …" if len(seeds) > most else "")
+
+
+def criterion_line(report: Report, claim: Claim) -> int | None:
+    """The line of the experiment where the claim's criterion is written (`criterion=` after its `Claim(`), so
+    that an editor opens at what to change; the Claim( line when it cannot be found."""
+    try:
+        lines = report.file.read_text("utf-8").splitlines()
+    except (OSError, AttributeError):
+        return claim.line
+    return _criterion_line(lines, claim.line)
+
+
+def _criterion_line(lines: list[str], start: int | None) -> int | None:
+    if not start:
+        return start
+    for number in range(start, min(len(lines), start + 12) + 1):
+        text = lines[number - 1]
+        if number > start and "Claim(" in text:
+            break
+        if "criterion=" in text:
+            return number
+    return start
 
 
 def reads(criterion: str, values: dict) -> set[str]:

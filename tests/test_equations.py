@@ -45,6 +45,7 @@ def test_a_line_too_narrow_for_both_puts_the_number_under_at_the_right(browser, 
     b = boxes(page, "eq-long")
     assert b["text"] == "(2)"
     assert b["num"]["t"] >= b["math"]["b"] - 1, b  # wrapped under the equation
+    assert b["math"]["l"] >= b["box"]["l"] - 1, b  # wider than the column: it starts at the left and scrolls
     assert abs(b["num"]["r"] - b["box"]["r"]) <= 2, b
     page.close()
     wide = browser.new_page(viewport={"width": 1280, "height": 800})

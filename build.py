@@ -47,7 +47,7 @@ def arg_parser() -> argparse.ArgumentParser:
                    help="where experiment runs execute (default: local processes)")
     p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed and rendered, at once "
                    "(default: one per core)")
-    p.add_argument("--force", action="store_true", help="re-run every experiment, ignoring the cache")
+    p.add_argument("--force", action="store_true", help="re-run every experiment on every seed, ignoring the cache and results/")
     p.add_argument("--freeze", action="store_true", help="also write every experiment's reports into results/, "
                    "to commit: later builds use them and run only --verify seeds again")
     p.add_argument("--refresh", action="append", default=[], metavar="NAME", help="run experiment NAME again "

@@ -108,6 +108,7 @@ def build(options: Options, say=print) -> dict:
         files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, options, say))
         clock("write", write(files, site, options, say))
     pages_cache.save(pages, options.out.resolve())
+    freeze(course, measured, options, say)
     changed = changed_values(pages, course.cache / "shown.json")
     for line in changed[:12]:
         say(f"changed: {line}")
@@ -174,18 +175,25 @@ def load(options: Options, say):
 def measure(course, options: Options, say):
     """Every experiment over the seeds (from results/ when frozen; what is not cached runs on the chosen
     executor), every claim judged; then, if asked, the reports frozen into results/."""
-    from lessonkit.measure import claims, frozen
+    from lessonkit.measure import claims
 
     reports = run_experiments(course.root, course.site.config, course.seeds, options, say)
     verdicts = claims.Verdicts(course.cache / "verdicts.json")
     measured = claims.collect(reports, verdicts)
     verdicts.save()
-    for report in reports:
-        if options.freeze or report.name in options.refresh:
-            wrote = frozen.write(course.root, report.name, report.produced_by, report.runs)
-            say(f"{'froze' if wrote else 'unchanged'}: {frozen.FOLDER}/{report.name}.json "
-                f"({len(report.runs)} seeds, {frozen.identity(report.produced_by)})")
     return measured
+
+
+def freeze(course, measured, options: Options, say) -> None:
+    """--freeze, --refresh: the experiments' reports into results/, once the site they made is in place. Seeds
+    already frozen for the same code are kept beside this build's."""
+    from lessonkit.measure import frozen
+
+    for report in measured.reports:
+        if options.freeze or report.name in options.refresh:
+            wrote, count = frozen.write(course.root, report.name, report.produced_by, report.runs)
+            say(f"{'froze' if wrote else 'unchanged'}: {frozen.FOLDER}/{report.name}.json "
+                f"({count} seed{'s' if count != 1 else ''}, {frozen.identity(report.produced_by)})")
 
 
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
@@ -366,12 +374,15 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
     from lessonkit.errors import BuildError
     from lessonkit.measure import executors, experiments, frozen
 
+    if options.force and options.frozen_only:
+        raise BuildError("--force runs every experiment again, ignoring results/, which --frozen-only forbids")
     unknown = sorted(set(options.refresh) - set(config["experiments"]))
     if unknown:
         raise BuildError(f"--refresh {unknown[0]}: not an experiment of this course "
                          f"({', '.join(config['experiments'])})", "content/site.yaml")
     # (--check's second pass neither refreshes nor freezes: the build before it did)
-    policy = frozen.Policy(verify=options.verify, only=options.frozen_only,
+    # (--check always runs the course seed again: it checks the numbers against the experiments run again)
+    policy = frozen.Policy(verify=max(1, options.verify) if twice else options.verify, only=options.frozen_only,
                            refresh=frozenset(() if twice else options.refresh), freeze=options.freeze and not twice)
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
                                force=options.force and not twice,

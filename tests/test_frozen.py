@@ -65,8 +65,8 @@ def test_a_frozen_course_on_a_clean_clone_runs_only_the_course_seed_and_shows_th
     fresh(root)
     result, said = build_here(root)
     assert result["runs"] == 1  # the course seed, measured again to compare
-    assert f"tiny: frozen at {json.loads(frozen_file(root).read_text())['hash']}, 4 seeds; seed 0 measured again: " \
-           f"agrees" in said
+    assert f"tiny: frozen at {json.loads(frozen_file(root).read_text())['hash']}, 4 of 4 seeds; seed 0 as run on " \
+           f"this machine agrees" in said
     now = snapshot(root / "site")
     page = now["en/page.html"].decode()
     assert 'data-frozen="' in page and "frozen in results/tiny.json at" in page
@@ -99,10 +99,14 @@ def test_values_edited_with_their_hash_kept_are_caught_by_the_run_again(tmp_path
 def test_a_claim_that_fails_on_frozen_values_stops_the_build(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
-    rewrite(root, 2, lambda r: r["values"].update(spread=9.0))  # seed 2 is not run again: only its claims judge it
+    def fail(report):  # seed 2 is not run again: only the claims, judged on its values, can catch it
+        report["values"]["spread"] = 9.0
+        next(c for c in report["claims"] if c["id"] == "spread")["passed"] = False
+    rewrite(root, 2, fail)
     with pytest.raises(BuildError) as caught:
         build_here(root)
-    assert "claim tiny.spread" in str(caught.value) and "2" in str(caught.value)
+    assert "claim tiny.spread holds on 3 of 4 seeds (fails on seed(s) 2)" in str(caught.value)
+    assert "on seed 2: spread = 9" in str(caught.value)
 
 
 def test_a_frozen_file_edited_by_hand_is_an_error_at_its_line(tmp_path):
@@ -132,7 +136,12 @@ def test_changed_code_is_run_instead_and_is_an_error_with_frozen_only(tmp_path):
                for line in said)
     _, said = build_here(root, refresh=("tiny",))
     assert any(line.startswith("froze: results/tiny.json") for line in said)
-    assert build_here(root, frozen_only=True, force=True)[0]["runs"] == 1
+    fresh(root)
+    assert build_here(root, frozen_only=True)[0]["runs"] == 1
+    with pytest.raises(BuildError, match="--force runs every experiment again, ignoring results/, which "
+                                         "--frozen-only forbids"):
+        build_here(root, frozen_only=True, force=True)
+    assert build_here(root, force=True)[0]["runs"] == 4  # --force ignores results/: every seed runs
     with pytest.raises(BuildError, match="--refresh nope: not an experiment of this course"):
         build_here(root, refresh=("nope",))
 
@@ -146,7 +155,11 @@ def test_frozen_only_refuses_an_unfrozen_experiment_and_seeds_beyond_the_frozen_
         build_here(root, frozen_only=True, seeds=3)
     result, said = build_here(root, seeds=3)  # without it: the third seed runs, the others are frozen
     assert result["runs"] == 1  # seed 2 (seed 0, run again at the freeze, is in the cache)
-    assert any(line.startswith("tiny: frozen at ") and ", 2 seeds; seed 0 measured again" in line for line in said)
+    assert any(line.startswith("tiny: frozen at ") and line.endswith(
+        ", 2 of 3 seeds; seed 0 as run on this machine agrees; seed(s) 2 not frozen, run here") for line in said), said
+    page = (root / "site" / "en" / "page.html").read_text("utf-8")
+    assert "frozen in results/tiny.json at" in page and ": 2 of 3 seeds;" in page \
+        and "seed(s) 2 not frozen: run by the build" in page
 
 
 def test_the_command_line_says_one_line_and_exits_1(tmp_path):
@@ -167,8 +180,90 @@ def test_tolerance_is_relative_and_an_experiment_may_declare_more():
     assert frozen.differences(a, near, {}) == []
     far = {**near, "values": {**near["values"], "x": 1.0 + 2e-9, "k": 4}}
     assert frozen.differences(a, far, {}) == [
-        "k: frozen 3, now 4 (relative tolerance 1e-09)", "x: frozen 1.0, now 1.000000002 (relative tolerance 1e-09)"]
-    assert frozen.differences(a, far, {"x": 1e-6, "k": 0.5}) == ["k: frozen 3, now 4 (relative tolerance 0.5)"]
+        "k: frozen 3, now 4 (whole numbers: exactly)", "x: frozen 1.0, now 1.000000002 (relative tolerance 1e-09)"]
+    assert frozen.differences(a, far, {"x": 1e-6, "k": 0.5}) == ["k: frozen 3, now 4 (whole numbers: exactly)"]
     assert frozen.tolerance_of("h4.loss", {"h*.loss": 1e-6}) == 1e-6
     gone = {**near, "values": {k: v for k, v in near["values"].items() if k != "xs"}}
     assert frozen.differences(a, gone, {}) == ["xs: no longer measured"]
+
+
+def test_what_the_code_writes_is_checked_too_claims_as_stated_and_their_seed(tmp_path):
+    root = course(tmp_path)
+    build_here(root, freeze=True)
+    saved = frozen_file(root).read_text("utf-8")
+    shutil.rmtree(root / ".cache")
+
+    def restate(report):  # another statement, a criterion that always holds
+        claim = next(c for c in report["claims"] if c["id"] == "mean")
+        claim.update(criterion="True", text={"zh": "篡改", "en": "TAMPERED"})
+    for seed in range(4):  # on every seed, so that the seeds agree with each other: the run again does not
+        rewrite(root, seed, restate)
+    with pytest.raises(BuildError, match=r"seed 0 run again disagrees with results/tiny.json: claims: frozen"):
+        build_here(root)
+    frozen_file(root).write_text(saved, "utf-8")
+    rewrite(root, 2, restate)  # a seed that is not run again: it must say what the course seed's report says
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    assert "seed 2's report differs from seed 0's in claims, which the code alone decides" in str(caught.value)
+    assert caught.value.path.as_posix() == "results/tiny.json" and caught.value.line
+    # A report filed under another seed, or a seed that is not a plain number, is refused where it is.
+    data = json.loads(saved)
+    data["seeds"]["3"] = data["seeds"]["1"]
+    frozen_file(root).write_text(json.dumps(data, indent=1), "utf-8")
+    with pytest.raises(BuildError, match=r"seed 3 holds the report of 'tiny', seed 1"):
+        build_here(root)
+    data = json.loads(saved)
+    data["seeds"]["0_1"] = data["seeds"].pop("1")
+    frozen_file(root).write_text(json.dumps(data, indent=1), "utf-8")
+    with pytest.raises(BuildError, match=r"seed '0_1' is not a seed number"):
+        build_here(root)
+    data = json.loads(saved)
+    data["hash"] = "0" * 12
+    frozen_file(root).write_text(json.dumps(data, indent=1), "utf-8")
+    with pytest.raises(BuildError, match=r"its hash is not that of its produced_by"):
+        build_here(root)
+
+
+def test_freezing_keeps_frozen_seeds_and_happens_only_once_the_site_is_built(tmp_path):
+    root = course(tmp_path)
+    build_here(root, freeze=True)
+    _, said = build_here(root, freeze=True, seeds=1)
+    assert sorted(json.loads(frozen_file(root).read_text())["seeds"], key=int) == ["0", "1", "2", "3"]
+    assert any(line.startswith("unchanged: results/tiny.json (4 seeds") for line in said), said
+    before = frozen_file(root).read_bytes()
+    edit(root, "experiments/tiny.py", '"n": 64', '"n": 48')
+    edit(root, "content/en/page.md", "{val}`tiny.mean`", "{val}`tiny.maen`")
+    with pytest.raises(BuildError, match="unknown value key 'tiny.maen'"):
+        build_here(root, freeze=True)
+    assert frozen_file(root).read_bytes() == before  # the build failed: nothing was frozen
+
+
+def test_a_file_without_the_course_seed_is_not_used_and_check_runs_the_course_seed(tmp_path):
+    root = course(tmp_path)
+    build_here(root, freeze=True)
+    result, said = build_here(root, seed=9)
+    assert result["runs"] == 4 and any("does not hold seed 9, the course seed: running tiny instead" in line
+                                       for line in said)
+    assert "frozen in results/" not in (root / "site" / "en" / "page.html").read_text("utf-8")
+    rewrite(root, 0, lambda r: r["values"].update(mean=r["values"]["mean"] + 0.01))
+    fresh(root)
+    build_here(root, verify=0)  # trusted without a run, and the panels say so
+    assert "no seed run again (--verify 0)" in (root / "site" / "en" / "page.html").read_text("utf-8")
+    done = run_build("--check-only", "--verify", "0", root=root)  # --check runs the course seed whatever --verify
+    assert done.returncode == 1 and "disagrees with results/tiny.json: mean" in done.stderr, done.stderr
+
+
+def test_damaged_files_are_one_line_errors_on_the_command_line(tmp_path):
+    root = course(tmp_path, seeds=2)
+    assert run_build("--freeze", "--no-search", root=root).returncode == 0
+    site = snapshot(root / "site")
+    saved = frozen_file(root).read_bytes()
+    for damage, message in [(b"\xff\xfe{", "results/tiny.json: not UTF-8 text"),
+                            (saved.replace(b'"report": {', b'"report": [{', 1), "not valid JSON"),
+                            (saved.replace(b'"n": 64', b'"n": 65', 1), "does not match its sha256")]:
+        frozen_file(root).write_bytes(damage)
+        done = run_build("--no-search", root=root)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: results/tiny.json"), lines
+        assert message in lines[0] and "Traceback" not in done.stderr
+        assert snapshot(root / "site") == site

@@ -35,7 +35,7 @@ class PageCache:
         # (And whether it came frozen, and which seeds were run again: the panels say so.)
         self.report_digest = {r.name: digest({k: v for k, v in r.data.items() if k != "seconds"},
                                              [r.runs[s]["values"] for s in r.seeds],
-                                             [r.frozen, r.frozen_seeds, sorted(r.checked)]) for r in reports}
+                                             [r.frozen, sorted(r.frozen_at), sorted(r.checked)]) for r in reports}
         index = read_cache(folder / "index.json", {})
         self.index = index if isinstance(index, dict) else {}
         self.unwritable = False  # the pack could not be written: the index is not either

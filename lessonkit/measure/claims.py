@@ -245,8 +245,16 @@ def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
                              f"{why}", report.path, claim.line) from None
         # (a run alone judged a sweep criterion on its own seed: only the build sees the whole sweep)
         if mine is None or (not sweep and bool(mine.get("passed")) != held):
+            said = "passed" if mine and mine.get("passed") else "failed"
+            if seed in report.frozen_at:  # the frozen file is what disagrees with itself
+                from lessonkit.measure import frozen
+
+                raise BuildError(f"claim {claim.key}: on seed {seed} the frozen report says {said}, but its "
+                                 f"criterion evaluates the other way on the frozen values: edited? python build.py "
+                                 f"--refresh {report.name} runs it again", f"{frozen.FOLDER}/{report.name}.json",
+                                 frozen.line_of(report.file.parent.parent, report.name, seed))
             raise BuildError(f"claim {claim.key}: on seed {seed} the experiment's report says "
-                             f"{'passed' if mine and mine.get('passed') else 'failed'}, but its criterion evaluates "
+                             f"{said}, but its criterion evaluates "
                              f"the other way on the reported values (an edited cache? python build.py --force "
                              f"runs the experiments again)", report.path, claim.line)
         if not held:

@@ -49,6 +49,7 @@ class Report:
     frozen: str = ""  # the hash of the frozen file the runs came from ("": they were measured or cached)
     frozen_seeds: int = 0
     checked: dict = field(default_factory=dict)  # seed -> report: frozen seeds run again, compared with the frozen
+    frozen_at: set = field(default_factory=set)  # the seeds whose report came from the frozen file
     produced_by: dict = field(default_factory=dict)  # what the runs depend on (frozen.produced_by)
     file: Path | None = None  # the experiment file itself (path is relative to the course)
 
@@ -230,7 +231,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
         report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
                         parameters=provenance.parameters(path.read_text("utf-8")),
                         produced_by=frozen.produced_by(code, runner_hash()), file=path)
-        thawed = _thaw(root, report, seeds, policy, progress)
+        thawed = not force and _thaw(root, report, seeds, policy, progress)
         verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []
         fresh = force or name in policy.refresh
         for seed in seeds:
@@ -244,7 +245,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
                 report.runs[seed], report.digests[seed] = hit
         unfrozen = [s for s in seeds if s not in report.runs]
         missing = unfrozen + [s for s in verify if s not in report.checked]
-        if unfrozen and policy.only:
+        if unfrozen and policy.only and name not in policy.refresh:
             raise BuildError(f"--frozen-only: experiment {name} would run on seed(s) {_seeds(unfrozen)}, which "
                              f"{frozen.path_of(root, name).relative_to(root)} does not hold: python build.py "
                              f"--freeze (or --refresh {name}) freezes them", report.path)
@@ -283,10 +284,22 @@ def _thaw(root: Path, report: Report, seeds: list, policy: frozen.Policy, progre
         progress(f"warning: {found.path} was frozen before {why} changed: running {name} instead "
                  f"(python build.py --refresh {name} freezes it again)")
         return False
+    if seeds[0] not in found.reports:  # the course seed is not frozen: the pages' numbers are measured here
+        progress(f"warning: {found.path} does not hold seed {seeds[0]}, the course seed: running {name} instead")
+        return False
+    course = found.reports[seeds[0]]
     for seed in seeds:
         if seed in found.reports:
+            # What the code writes (claims as stated, lines, parameters) is the same on every seed; the run
+            # again compares the course seed's with the code itself.
+            odd = frozen.same_code(course, found.reports[seed])
+            if odd:
+                raise BuildError(f"seed {seed}'s report differs from seed {seeds[0]}'s in {', '.join(odd)}, which "
+                                 f"the code alone decides: edited? python build.py --refresh {name} runs it again",
+                                 found.path, frozen.line_of(root, name, seed))
             data = {**found.reports[seed], "code_hash": report.code_hash}
             report.runs[seed], report.digests[seed] = data, report_digest(data)
+            report.frozen_at.add(seed)
     report.frozen = found.hash
     report.frozen_seeds = sum(seed in found.reports for seed in seeds)
     return True
@@ -305,8 +318,12 @@ def _verified(report: Report, progress) -> None:
                              f"(python {report.path} --seed {seed}) or freeze it again "
                              f"(python build.py --refresh {report.name})", report.path,
                              report.runs[seed].get("lines", {}).get(problems[0].split(":")[0]))
-    checked = f"seed {_seeds(sorted(report.checked))} measured again: agrees" if report.checked else "not measured again (--verify 0)"
-    progress(f"{report.name}: frozen at {report.frozen}, {report.frozen_seeds} seeds; {checked}")
+    ran = [s for s in report.seeds if s not in report.frozen_at]
+    checked = (f"seed {_seeds(sorted(report.checked))} as run on this machine agrees" if report.checked
+               else "no seed run again (--verify 0)")
+    extra = f"; seed(s) {_seeds(ran)} not frozen, run here" if ran else ""
+    progress(f"{report.name}: frozen at {report.frozen}, {report.frozen_seeds} of {len(report.seeds)} seeds; "
+             f"{checked}{extra}")
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
@@ -320,7 +337,8 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
         sources["criteria.py"] = CRITERIA.read_text("utf-8")  # the harness judges with the build's evaluator
         if missing:
             shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
-            what = "verifying" if report.frozen else "running"
+            checking = [s for s in missing if s in report.frozen_at]
+            what = "verifying" if checking and len(checking) == len(missing) else "running"
             progress(f"{what} {report.path} ({shown})")
         for chunk in _chunks(missing, workers):
             jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env()), False))

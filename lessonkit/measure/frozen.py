@@ -70,37 +70,64 @@ def _digest(report: dict) -> str:
 
 
 def read(root: Path, name: str) -> Frozen | None:
-    """The experiment's frozen file, or None if it has none. A damaged one is an error, never ignored."""
+    """The experiment's frozen file, or None if it has none. A damaged one is an error at its line, never ignored:
+    each report must be filed under its own seed and experiment, match its sha256, and the file's hash must be
+    that of what it says produced it."""
     path = path_of(root, name)
     rel = path.relative_to(root)
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise BuildError(f"not UTF-8 text: python build.py --refresh {name} writes it again", rel) from None
     except OSError as exc:
         raise BuildError(f"cannot read the frozen results ({exc.strerror})", rel) from None
+
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise ValueError(f"the key {twice!r} appears twice")
+        return dict(pairs)
+
+    def bad(why: str, seed=None):
+        return BuildError(f"not a frozen results file ({why}): python build.py --refresh {name} writes it again",
+                          rel, _line_of(text, seed) if seed is not None else None)
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique)
     except ValueError as exc:
-        raise BuildError(f"not valid JSON: {exc.msg}: python build.py --refresh {name} writes it again",
-                         rel, getattr(exc, "lineno", None)) from None
+        raise BuildError(f"not valid JSON: {getattr(exc, 'msg', exc)}: python build.py --refresh {name} writes it "
+                         f"again", rel, getattr(exc, "lineno", None)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("experiment") != name:
+        raise bad(f"expected format {FORMAT} for experiment {name!r}")
+    what, seeds = data.get("produced_by"), data.get("seeds")
+    if not isinstance(what, dict) or not isinstance(seeds, dict) or data.get("hash") != identity(what):
+        raise bad("its hash is not that of its produced_by")
+    reports = {}
+    for key, entry in seeds.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and key == str(int(key))):
+            raise bad(f"seed {key!r} is not a seed number", key)
+        report = entry.get("report") if isinstance(entry, dict) else None
+        if not isinstance(report, dict) or not isinstance(report.get("values"), dict) \
+                or not isinstance(report.get("claims"), list):
+            raise bad(f"seed {key}: expected a report with values and claims", key)
+        if report.get("seed") != int(key) or report.get("name") != name:
+            raise bad(f"seed {key} holds the report of {report.get('name')!r}, seed {report.get('seed')!r}", key)
+        if _digest(report) != entry.get("sha256"):
+            raise BuildError(f"the report of seed {key} does not match its sha256: edited by hand? "
+                             f"python build.py --refresh {name} runs it again", rel, _line_of(text, key))
+        reports[int(key)] = report
+    return Frozen(rel, data["hash"], what, reports)
+
+
+def line_of(root: Path, name: str, seed) -> int | None:
+    """The line of a frozen file where a seed's entry starts."""
     try:
-        if data["format"] != FORMAT or data["experiment"] != name:
-            raise ValueError(f"written for experiment {data['experiment']!r}, format {data['format']!r}")
-        reports = {}
-        for seed, entry in data["seeds"].items():
-            report = entry["report"]
-            if _digest(report) != entry["sha256"]:
-                raise BuildError(f"the report of seed {seed} does not match its sha256: edited by hand? "
-                                 f"python build.py --refresh {name} runs it again", rel, _line_of(text, seed))
-            reports[int(seed)] = report
-        return Frozen(rel, data["hash"], data["produced_by"], reports)
-    except BuildError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        why = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise BuildError(f"not a frozen results file ({why}): python build.py --refresh {name} writes it again",
-                         rel) from None
+        return _line_of(path_of(root, name).read_text("utf-8"), seed)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _line_of(text: str, seed) -> int | None:
@@ -119,10 +146,17 @@ def stale_reason(frozen: Frozen, now: dict) -> str:
     return ", ".join(names.get(k, k) for k in changed) or "its hash"
 
 
-def write(root: Path, name: str, what: dict, reports: dict) -> bool:
-    """Freeze the reports (seed -> report). One key per line, so that a diff shows which value changed.
-    Returns False when the file already held exactly this."""
+def write(root: Path, name: str, what: dict, reports: dict) -> tuple[bool, int]:
+    """Freeze the reports (seed -> report), with the seeds the file already holds for the same code (a build on
+    fewer seeds, or other ones, drops none). One key per line, so that a diff shows which value changed.
+    Returns (whether the file changed, how many seeds it holds)."""
     path = path_of(root, name)
+    try:
+        before = read(root, name)
+    except BuildError:  # damaged: this build's reports replace it
+        before = None
+    if before is not None and before.hash == identity(what):
+        reports = {**before.reports, **reports}
     out = ['{', f' "experiment": {json.dumps(name)},', f' "format": {FORMAT},', f' "hash": "{identity(what)}",',
            f' "produced_by": {json.dumps(what, sort_keys=True)},', ' "seeds": {']
     seeds = sorted(reports)
@@ -150,13 +184,13 @@ def write(root: Path, name: str, what: dict, reports: dict) -> bool:
     text = "\n".join(out)
     try:
         if path.read_text("utf-8") == text:
-            return False
-    except OSError:
+            return False, len(seeds)
+    except (OSError, UnicodeDecodeError):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text.encode("utf-8"))
     path.chmod(0o644)  # a file to commit, not a private cache entry
-    return True
+    return True, len(seeds)
 
 
 def strip(report: dict) -> dict:
@@ -192,11 +226,29 @@ def differences(frozen: dict, again: dict, declared: dict) -> list[str]:
             if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) == len(bound):
                 x, y = ([e for e, c in zip(v, bound, strict=True) if c is None] for v in (x, y))
         if not _close(x, y, tol):
-            out.append(f"{key}: frozen {_short(a[key])}, now {_short(b[key])} (relative tolerance {tol:g})")
-    for field in ("bounds", "tiny", "params"):  # what the values are declared as must not change either
-        if (frozen.get(field) or {}) != (again.get(field) or {}):
+            exact = _exact(a[key]) and _exact(b[key])
+            out.append(f"{key}: frozen {_short(a[key])}, now {_short(b[key])} "
+                       + ("(whole numbers: exactly)" if exact else f"(relative tolerance {tol:g})"))
+    # Everything else a report holds comes from the code (claims as written, lines, parameters, declarations):
+    # it must be exactly what the code says today. A claim's verdict follows from the values, judged again.
+    for field in sorted((set(frozen) | set(again)) - {"values", "versions", "seconds", "code_hash"}):
+        if described(frozen.get(field), field) != described(again.get(field), field):
             out.append(f"{field}: frozen {_short(frozen.get(field))}, now {_short(again.get(field))}")
     return out
+
+
+def described(value, field: str):
+    """A report's field as the code describes it: claims without their verdicts."""
+    if field == "claims" and isinstance(value, list):
+        return [{k: v for k, v in c.items() if k != "passed"} if isinstance(c, dict) else c for c in value]
+    return value
+
+
+def same_code(a: dict, b: dict) -> list[str]:
+    """Two reports of one experiment on different seeds: what the code writes must be the same in both."""
+    return [field for field in sorted((set(a) | set(b)) - {"values", "versions", "seconds", "code_hash", "seed",
+                                                             "bounds", "tiny"})
+            if described(a.get(field), field) != described(b.get(field), field)]
 
 
 def _close(x, y, tol: float) -> bool:
@@ -208,6 +260,11 @@ def _close(x, y, tol: float) -> bool:
     if not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
         return x == y
     return math.isclose(x, y, rel_tol=tol, abs_tol=0.0)
+
+
+def _exact(value) -> bool:
+    xs = value if isinstance(value, list) else [value]
+    return all(isinstance(x, int) and not isinstance(x, bool) for x in xs)
 
 
 def _short(value) -> str:

@@ -58,7 +58,8 @@ def frozen_of(report) -> dict | None:
     if not report.frozen:
         return None
     return {"path": f"results/{report.name}.json", "hash": report.frozen, "seeds": report.frozen_seeds,
-            "checked": ", ".join(map(str, sorted(report.checked)))}
+            "total": len(report.seeds), "checked": ", ".join(map(str, sorted(report.checked))),
+            "ran": ", ".join(str(s) for s in report.seeds if s not in report.frozen_at)}
 
 
 def experiment_rows(m, collected) -> list[dict]:
@@ -220,6 +221,12 @@ def experiment_files(env, course, m, build_info: dict) -> dict[str, bytes]:
         lines = provenance.highlighted_lines(path, course.root / ".cache" / "highlight")
         for lang in site.languages:
             url = source_page(report.name, lang)
+            clash = next((p for p in site.pages if p.url == url), None)
+            if clash is not None:
+                from lessonkit.errors import BuildError
+
+                raise BuildError(f"this page's address {url} is that of experiment {report.name}'s source page; "
+                                 f"move the page (or rename the experiment)", clash.path)
             files[url] = render_template(
                 env, course.root, "experiment.html", site=site.config, lang=lang, s=course.strings[lang],
                 root="../../", build=build_info,

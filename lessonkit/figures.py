@@ -291,7 +291,6 @@ def check_named(root: Path, pages: list) -> None:
     author code and runs only in the draw stage's sandbox). Checked before the cross-references, so that a typo
     in a figure's id is reported where the figure is, with a did-you-mean, not as a {ref} to a missing figure."""
     import difflib
-    import re
 
     defined: dict = {}
     for built in pages:
@@ -303,7 +302,7 @@ def check_named(root: Path, pages: list) -> None:
                     text = path.read_text("utf-8")
                 except (OSError, UnicodeDecodeError):
                     text = None
-                defined[module_name] = None if text is None else re.findall(r"^def ([A-Za-z_]\w*)\(", text, re.M)
+                defined[module_name] = None if text is None else _top_level_names(text)
             names = defined[module_name]
             if names is None:
                 modules = sorted(p.stem for p in (root / "figures").glob("*.py"))
@@ -316,6 +315,20 @@ def check_named(root: Path, pages: list) -> None:
                 hint = f" (did you mean {module_name}.{close[0]}?)" if close else ""
                 raise BuildError(f"unknown figure {figure_id!r}: figures/{module_name}.py has no function "
                                  f"{func_name!r}{hint}", built.page.path, line)
+
+
+def _top_level_names(text: str) -> list[str]:
+    """The names a recipe module binds at its top level: functions, assignments, imports (not run: read)."""
+    import re
+
+    names = re.findall(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)", text, re.M)
+    names += re.findall(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)", text, re.M)
+    for imported in re.findall(r"^(?:from\s+\S+\s+)?import\s+([^\n#]+)", text, re.M):
+        for part in imported.strip("() ").split(","):
+            words = part.split()
+            if words:
+                names.append(words[-1].split(".")[0])
+    return names
 
 
 def load_recipe(figures_dir: Path, figure_id: str):

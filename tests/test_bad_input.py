@@ -301,3 +301,28 @@ def test_a_figure_typo_is_reported_at_the_figure_before_any_ref_to_it(tmp_path):
     edit(root, ZH, "::: figure tiny.barz", "::: figure tinny.bars")
     with pytest.raises(BuildError, match=r"there is no figures/tinny.py \(did you mean tiny.bars\?\)"):
         build_here(root)
+
+
+def test_a_page_at_an_experiments_source_address_is_refused(tmp_path):
+    from conftest import build_here
+
+    from lessonkit.errors import BuildError
+
+    root = make_course(tmp_path / "c")
+    for lang in ("zh", "en"):
+        (root / "content" / lang / "experiments").mkdir()
+        (root / "content" / lang / "page.md").rename(root / "content" / lang / "experiments" / "tiny.md")
+    edit(root, "content/site.yaml", "pages: [page]", "pages: [experiments/tiny]")
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    assert "this page's address zh/experiments/tiny.html is that of experiment tiny's source page" in str(caught.value)
+    assert caught.value.path.as_posix() == "content/zh/experiments/tiny.md"
+
+
+def test_a_figure_recipe_bound_by_assignment_or_import_is_found(tmp_path):
+    from conftest import TINY_FIGURE, build_here
+
+    recipe = TINY_FIGURE.replace("def bars(values, lang):", "def _bars(values, lang):") + "\n\nbars = _bars\n"
+    root = with_figure(make_course(tmp_path / "c"), recipe)
+    build_here(root)
+    assert (root / "site" / "figures" / "tiny.bars.en.svg").is_file()

@@ -1,7 +1,7 @@
 """A real Dask cluster on 127.0.0.1: a `dask scheduler` and two `dask worker` processes, started in `/`, away from
-the course, bounded in time and torn down. The build sends them jobs that carry their code (--executor
-dask:tcp://…); it must get the local values, survive a worker killed mid-sweep, and fail in one line on an
-unreachable scheduler or workers with other versions."""
+the course and from lessonkit, bounded in time and torn down. The build sends them jobs that carry their code
+(--executor dask:tcp://…); it must get the local values, survive a worker killed mid-sweep, and fail in one
+line on an unreachable scheduler or workers with another numpy."""
 
 from __future__ import annotations
 
@@ -90,11 +90,11 @@ def test_a_real_cluster_gives_the_local_values_without_the_course_folder(cluster
     done = run_build("--seeds", "4", "--no-search", "--executor", f"dask:{cluster.address}", root=remote)
     assert done.returncode == 0, done.stderr
     assert values(remote) == values(local) and len(values(local)) == 4
-    # The workers ran in / and never opened the course: their open files and working folders name no course path.
+    # The workers run in /, where there is no lessonkit and no course: what they ran came with the jobs.
     for worker in cluster.workers:
-        proc = psutil.Process(worker.pid)
-        assert proc.cwd() == "/"
-        assert not [f.path for f in proc.open_files() if str(tmp_path / "remote") in f.path]
+        assert psutil.Process(worker.pid).cwd() == "/"
+    logs = "".join(p.read_text() for p in cluster.logs.glob("worker-*.log"))
+    assert "Run out-of-band function 'worker_versions'" in logs  # the build asked them, then sent them the runs
 
 
 SLOW_EXPERIMENT = '''"""Slow: a second per seed, so that a worker can be killed while it measures."""
@@ -144,14 +144,11 @@ def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_w
         time.sleep(0.05)
     victim.kill()  # kill by PID, mid-run
     out, err = build.communicate(timeout=180)
-    print(f"killed worker: build exit {build.returncode}; {err.strip() or out.strip().splitlines()[-1]}")
-    if build.returncode == 0:  # the scheduler gave the dead worker's seeds to the other one
-        assert "5 experiment run(s)" in out, out  # seeds 1-5 (seed 0 was cached), each once
-        assert snapshot(root / "site") != before
-        assert (root / "site" / "en" / "page.html").is_file()
-    else:
-        assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
-        assert snapshot(root / "site") == before
+    # The scheduler gives the dead worker's seeds to the other one: the build completes, each seed run once.
+    assert build.returncode == 0, err
+    assert not victim.is_running() or victim.status() == psutil.STATUS_ZOMBIE
+    assert "5 experiment run(s)" in out, out  # seeds 1-5 (seed 0 was cached)
+    assert snapshot(root / "site") != before and (root / "site" / "en" / "page.html").is_file()
     assert not [p for p in psutil.process_iter(["cmdline"]) if "runner.py" in " ".join(p.info["cmdline"] or [])
                 and str(root.name) in " ".join(p.info["cmdline"] or [])]
 

@@ -32,8 +32,9 @@ def published(root: Path, sources: bool = True) -> str:
     """Every file of the site as text; without the experiments' published source (sources=False), which
     shows the author's code as written, prying included."""
     site = root / "site"
+    published_sources = set(site.glob("experiments/*.py")) | set(site.glob("*/experiments/*.html"))
     return "\n".join(p.read_text("utf-8", "replace") for p in sorted(site.rglob("*")) if p.is_file()
-                     and (sources or "experiments" not in p.relative_to(site).parts))
+                     and (sources or p not in published_sources))
 
 
 def test_bubblewrap_isolates_author_code_here():

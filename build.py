@@ -144,7 +144,7 @@ def new(argv: list[str]) -> int:
     """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment)."""
     args = new_parser().parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from lessonkit.errors import BuildError
+    from lessonkit.errors import BuildError, error_lines
     from lessonkit.scaffold import new_page
 
     try:
@@ -153,7 +153,7 @@ def new(argv: list[str]) -> int:
     except BuildError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print("\n".join(error_lines(exc)), file=sys.stderr)
         return 1
     return 0
 
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     _dependencies_or_venv(argv)
     sys.path.insert(0, str(ROOT))
-    from lessonkit.errors import BuildError
+    from lessonkit.errors import BuildError, error_lines
 
     def say(msg: str) -> None:
         # -q keeps what the author must act on or know: warnings, and shown values that changed.
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
     except BuildError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print("\n".join(error_lines(exc)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: the previous site is as it was", file=sys.stderr)

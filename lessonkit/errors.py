@@ -38,3 +38,54 @@ class BuildError(Exception):
                 where += f":{self.line}"
             where += ": "
         return f"{where}{self.message}"
+
+
+class BuildErrors(BuildError):
+    """Independent errors found in one pass, so that the author mends them all before building again: one
+    line each (raise_all orders them)."""
+
+    def __init__(self, errors: list[BuildError]):  # in the order raise_all gives them
+        self.errors = list(errors)
+        super().__init__(f"{len(self.errors)} errors")
+
+    def __reduce__(self):
+        return type(self), (self.errors,)
+
+    def located(self, path: Path | str, line: int | None = None) -> BuildErrors:
+        for one in self.errors:
+            one.located(path, line)
+        return self
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.errors))
+
+
+def _in_order(errors) -> list[BuildError]:
+    flat, seen = [], set()
+    for exc in errors:
+        for one in exc.errors if isinstance(exc, BuildErrors) else [exc]:
+            if str(one) not in seen:  # the same mistake reached by two routes is one error
+                seen.add(str(one))
+                flat.append(one)
+    return sorted(flat, key=lambda e: (e.path is None, str(e.path or ""), e.line or 0))
+
+
+def raise_all(errors: list[BuildError], late: list[BuildError] = ()) -> None:
+    """Raise what was found, if anything: one error as itself, several as BuildErrors, sorted by file and line;
+    the `late` ones (a translation behind its source, under --strict) after the rest: an edit of the source
+    causes them, and they must not hide the errors that need mending first."""
+    found = _in_order(errors) + _in_order(late)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise BuildErrors(found)
+
+
+def error_lines(exc: BaseException) -> list[str]:
+    """What the command line prints for a build's error: `error: file:line: …` for each, and a count when
+    there are several."""
+    errors = exc.errors if isinstance(exc, BuildErrors) else [exc]
+    out = [f"error: {one}" for one in errors]
+    if len(errors) > 1:
+        out.append(f"{len(errors)} errors")
+    return out

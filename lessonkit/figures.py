@@ -26,7 +26,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from lessonkit.errors import BuildError
+from lessonkit.errors import BuildError, raise_all
 
 # Sentinel colours the recipes draw with; swapped for CSS variables on save.
 INK = "#010203"
@@ -293,6 +293,7 @@ def check_named(root: Path, pages: list) -> None:
     import difflib
 
     defined: dict = {}
+    errors = []
     for built in pages:
         for figure_id, line in built.collected.figures:
             module_name, _, func_name = figure_id.partition(".")
@@ -308,13 +309,15 @@ def check_named(root: Path, pages: list) -> None:
                 modules = sorted(p.stem for p in (root / "figures").glob("*.py"))
                 close = difflib.get_close_matches(module_name, modules, n=1)
                 hint = f" (did you mean {close[0]}.{func_name}?)" if close else ""
-                raise BuildError(f"unknown figure {figure_id!r}: there is no figures/{module_name}.py{hint}",
-                                 built.page.path, line)
+                errors.append(BuildError(f"unknown figure {figure_id!r}: there is no figures/{module_name}.py{hint}",
+                                         built.page.path, line))
+                continue
             if func_name not in names:
                 close = difflib.get_close_matches(func_name, names, n=1)
                 hint = f" (did you mean {module_name}.{close[0]}?)" if close else ""
-                raise BuildError(f"unknown figure {figure_id!r}: figures/{module_name}.py has no function "
-                                 f"{func_name!r}{hint}", built.page.path, line)
+                errors.append(BuildError(f"unknown figure {figure_id!r}: figures/{module_name}.py has no function "
+                                         f"{func_name!r}{hint}", built.page.path, line))
+    raise_all(errors)
 
 
 def _top_level_names(text: str) -> list[str]:

@@ -144,7 +144,6 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
-    from lessonkit.errors import BuildError
     from lessonkit.load import content, inputs
     from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
@@ -162,9 +161,7 @@ def load(options: Options, say):
                 say(f"warning: cannot remove .cache/{name} ({exc.strerror}): its conversions are kept")
     site = content.load_site(root, options.base_url)
     for page in site.pages:
-        if site.is_stale(page):
-            if options.strict:
-                raise BuildError(site.stale[str(page.path)], page.path)
+        if site.is_stale(page) and not options.strict:  # under --strict, an error of the parse stage's
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
     strings = load_strings(root, site.languages)
     return Course(root, site, strings, content.load_glossary(root, site.languages), content.load_references(root),
@@ -179,7 +176,7 @@ def measure(course, options: Options, say):
 
     reports = run_experiments(course.root, course.site.config, course.seeds, options, say)
     verdicts = claims.Verdicts(course.cache / "verdicts.json")
-    measured = claims.collect(reports, verdicts)
+    measured = claims.collect(reports, verdicts, gather=True)  # failing claims: reported with the pages' errors
     verdicts.save()
     return measured
 
@@ -199,6 +196,7 @@ def freeze(course, measured, options: Options, say) -> None:
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
     from lessonkit import figures
+    from lessonkit.errors import BuildError, raise_all
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
     from lessonkit.render import environment, side_by_side
@@ -210,14 +208,32 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
         site.prepare(side_by_side.files_of(parsing.todo, course.site))
         environment.warm(course.templates)
-    built = parsing.pages
-    figures.check_named(course.root, built)  # before the {ref}s: a figure's typo is reported at the figure
-    crosscheck.check_twins(built, course.site.source_language)
-    crosscheck.check_links(built)
-    for problem in crosscheck.check_alignment(built, course.site.source_language):
+    # Every error found, in one pass: failing claims, each page's own, then the checks across the pages that
+    # parsed. A translation behind its source (--strict) comes last: an edit of the source causes it.
+    errors = list(measured.failures) + parsing.errors
+    late = [BuildError(course.site.stale[str(b.page.path)], b.page.path)
+            for b in parsing.pages if options.strict and course.site.is_stale(b.page)]
+    built = [b for b in parsing.pages if b.collected is not None]  # (a page stopped at an error collected nothing)
+    source = course.site.source_language
+
+    def gathered(check, *args, **kw) -> bool:
+        try:
+            check(*args, **kw)
+            return True
+        except BuildError as exc:
+            errors.append(exc)
+            return False
+
+    figures_ok = gathered(figures.check_named, course.root, built)
+    gathered(crosscheck.check_twins, built, source)
+    # a figure's typo is reported at the figure, not again at the {ref}s that name it rightly
+    gathered(crosscheck.check_links, built, figure_refs=figures_ok)
+    for problem in crosscheck.check_alignment(built, source):
         if options.strict:
-            raise problem
-        say(f"warning: {problem}")
+            late.append(problem)
+        else:
+            say(f"warning: {problem}")
+    raise_all(errors, late)
     return built
 
 

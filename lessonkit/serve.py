@@ -246,9 +246,11 @@ def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State) 
     start = time.perf_counter()
     try:
         summary = rebuild()
-    except Exception as exc:  # the build's error, one line; keep serving
+    except Exception as exc:  # the build's errors, a line each; keep serving
+        from lessonkit.errors import error_lines
+
         message = str(exc) or type(exc).__name__
-        print(f"error: {message}", flush=True)
+        print("\n".join(error_lines(exc)) if str(exc) else f"error: {message}", flush=True)
         state.publish(message)
         return
     summary, notes = summary if isinstance(summary, tuple) else (summary, [])

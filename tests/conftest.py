@@ -246,6 +246,28 @@ def build_here(root: Path, **options) -> tuple[dict, list[str]]:
     return result, said
 
 
+@pytest.fixture(scope="session")
+def prebuilt(tmp_path_factory):
+    """`prebuilt(name, make, *build_args)(dst)`: a fixture course made by `make(root)` and built once per test
+    process, then copied to `dst` for each test with its site and cache, so that a test which breaks it builds
+    only what the break touches instead of running the experiments again."""
+    made: dict = {}
+
+    def get(name: str, make, *build_args):
+        if name not in made:
+            root = make(tmp_path_factory.mktemp(name) / "course")
+            result = run_build("--out", root / "site", *build_args, root=root)
+            assert result.returncode == 0, result.stderr
+            made[name] = root
+
+        def copy(dst: Path) -> Path:
+            shutil.copytree(made[name], dst, symlinks=True)
+            return dst
+        return copy
+
+    return get
+
+
 @pytest.fixture
 def tiny(tmp_path) -> Path:
     return make_course(tmp_path / "tiny")

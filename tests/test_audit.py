@@ -76,14 +76,15 @@ def test_five_statuses_each_name_their_evidence(tmp_path):
     ('[x]{.claim audit=probably}', "audit must be one of verified, partly, cited, unverified, refuted"),
 ])
 def test_an_audit_without_its_evidence_is_a_one_line_error(tmp_path, markup, message):
+    """The same audit in both pages: one line for each page, then their count."""
     pages = {lang: text + f"\n{markup}\n" for lang, text in TINY_PAGES.items()}
     root = course(tmp_path, pages)
     result = build(root)
     assert result.returncode == 1
-    line = len(pages["zh"].splitlines())
-    assert result.stderr.strip() == result.stderr.strip().splitlines()[0]
-    assert result.stderr.startswith(f"error: content/zh/page.md:{line}: "), result.stderr
-    assert message in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[1:] == [lines[1], "2 errors"] and lines[0].startswith("error: content/en/page.md:"), result.stderr
+    assert lines[1].startswith(f"error: content/zh/page.md:{len(pages['zh'].splitlines())}: "), result.stderr
+    assert message in lines[0] and message in lines[1]
 
 
 BARE = {

@@ -15,11 +15,9 @@ ALT = " Two bars: the mean and the spread."
 
 
 @pytest.fixture
-def built(tmp_path):
-    course = with_data_files(with_figure(make_course(tmp_path / "course")))
+def built(tmp_path, prebuilt):
+    course = prebuilt("bad-input", lambda root: with_data_files(with_figure(make_course(root))))(tmp_path / "course")
     out = course / "site"
-    result = run_build("--out", out, root=course)
-    assert result.returncode == 0, result.stderr
     return course, out, snapshot(out)
 
 
@@ -198,6 +196,39 @@ def test_bad_input_fails_in_one_line_and_keeps_the_site(built, breakage, message
     assert message in lines[0], lines[0]
     assert snapshot(out) == before
     assert not list(out.parent.glob(".site.new-*")), "no half-written staging folder is left behind"
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["plain", "strict"])
+def test_independent_mistakes_are_all_reported_in_one_pass_sorted_by_file_and_line(built, strict):
+    """Six mistakes in three files: a value key, a link and a figure id in the zh page, LaTeX and a glossary
+    term in the en page, a claim that fails. One build names each at its line, in file and line order, with a
+    count; with --strict the en page's translation is also behind (its source was edited), and that comes
+    last, after the mistakes it would otherwise hide."""
+    course, out, before = built
+    value = edit(course, ZH, "{val}`tiny.mean`", "{val}`tiny.maen`")
+    figure = edit(course, ZH, FIGURE, "::: figure tiny.bras")
+    link = edit(course, ZH, "The mean and the spread.", "The mean and [the spread](nope.md).")
+    latex = edit(course, EN, r"$\bar{x}$", r"$\foo{x}$")
+    term = edit(course, EN, "their spread", "their [spred]{.term}")
+    edit(course, EXPERIMENT, 'criterion="abs(mean) < 0.6"', 'criterion="mean > 1"')
+    result = run_build("--out", out, *(["--strict"] if strict else []), root=course)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    expected = [
+        (f"{EN}:{latex}: ", r"unknown LaTeX command \foo"),
+        (f"{EN}:{term}: ", "glossary term 'spred' is not in content/glossary.yaml (did you mean 'spread'?"),
+        (f"{ZH}:{value}: ", "unknown value key 'tiny.maen' (did you mean 'tiny.mean'?)"),
+        (f"{ZH}:{figure}: ", "unknown figure 'tiny.bras': figures/tiny.py has no function 'bras' (did you mean"),
+        (f"{ZH}:{link}: ", "link to a page that does not exist: 'nope.md'"),
+        (f"{EXPERIMENT}:", "claim tiny.mean failed on seed 0"),
+    ] + ([(f"{EN}: ", "translation is behind")] if strict else [])
+    assert len(lines) == len(expected) + 1, result.stderr
+    for where, what in expected:  # each at its place, in file and line order (two on one line: either first)
+        at = [i for i, line in enumerate(lines) if what in line]
+        assert len(at) == 1 and lines[at[0]].startswith(f"error: {where}"), (where, what, result.stderr)
+        assert at[0] in [i for i, (w, _) in enumerate(expected) if w == where], (where, what, result.stderr)
+    assert lines[-1] == f"{len(expected)} errors"
+    assert snapshot(out) == before
 
 
 def test_debug_shows_the_traceback(built):

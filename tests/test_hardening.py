@@ -34,14 +34,28 @@ def fails_in_one_line(result, starts: str, contains: str = "") -> str:
     return lines[0]
 
 
-@pytest.fixture
-def built(tmp_path):
-    """A tiny course with a figure and code, built once; the test breaks it and expects the site to stay."""
+def _with_code(root):
     code = "\n```python\nvalue = 2 * 3\n```\n"
-    root = append_to_page(with_figure(make_course(tmp_path / "c")), "page", {"zh": code, "en": code})
-    result = build(root)
-    assert result.returncode == 0, result.stderr
+    return append_to_page(with_figure(make_course(root)), "page", {"zh": code, "en": code})
+
+
+@pytest.fixture
+def built(tmp_path, prebuilt):
+    """A tiny course with a figure and code, built (once per process, copied here); the test breaks it and
+    expects the site to stay."""
+    root = prebuilt("hardening", _with_code, "--no-search", "--seeds", "2")(tmp_path / "c")
     return root, snapshot(root / "site")
+
+
+def fails_in_each_page(result, starts: str, contains: str) -> list[str]:
+    """A mistake written into both languages' pages: an error line for each page, then their count."""
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    *errors, count = result.stderr.strip().splitlines()
+    assert count == f"{len(errors)} errors" and len(errors) == 2, result.stderr
+    assert any(line.startswith(f"error: {starts}") for line in errors), result.stderr
+    assert all(line.startswith("error: content/") and contains in line for line in errors), result.stderr
+    return errors
 
 
 def line_of(path: Path, text: str) -> int:
@@ -628,7 +642,7 @@ def test_names_that_would_make_the_same_anchor_are_refused(tmp_path):
                                    "'claim-tiny-sp-read' as claim tiny.sp.read")
     blocks = "\n::: figure a_b.c One.\nOne.\n:::\n\n::: figure a.b_c Two.\nTwo.\n:::\n"
     figures = append_to_page(make_course(tmp_path / "d"), "page", {"zh": blocks, "en": blocks})
-    fails_in_one_line(build(figures), "content/zh/page.md:", "fig id 'a.b_c' makes the same anchor 'fig-a-b-c'")
+    fails_in_each_page(build(figures), "content/zh/page.md:", "fig id 'a.b_c' makes the same anchor 'fig-a-b-c'")
 
 
 def test_an_author_id_cannot_take_the_side_by_side_pages_prefix(tmp_path):
@@ -653,7 +667,7 @@ def test_a_figure_name_resolves_only_inside_figures(tmp_path, fid):
     block = f"\n::: figure {fid} alt\nCaption.\n:::\n"
     root = append_to_page(make_course(tmp_path / "c"), "page", {"zh": block, "en": block})
     try:
-        fails_in_one_line(build(root), "content/zh/page.md:", f"figure id {fid!r} is not a valid name")
+        fails_in_each_page(build(root), "content/zh/page.md:", f"figure id {fid!r} is not a valid name")
         assert not evil.with_name("ran").exists()
     finally:
         evil.unlink()

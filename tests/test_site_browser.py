@@ -576,25 +576,20 @@ def test_text_keeps_a_margin_at_phone_width(tabs, rel):
 # --- 7-8: axe-core, light and dark ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("rel", PAGES)
-def test_text_contrast_is_readable(axe_results, rel, scheme):
-    found = axe_results(rel, scheme)
-    low = [v for v in found["violations"] if v["id"] == "color-contrast"]
-    assert low == [], f"{scheme}: " + violation_lines(low)
-    faint = [f"{p['text']!r} ({p['cls']}): {contrast(p['color'], float(p['opacity']), p['back']):.2f}:1"
-             for p in found["placeholders"] if contrast(p["color"], float(p["opacity"]), p["back"]) < 4.5]
-    assert faint == [], f"{scheme}: placeholder text below 4.5:1: {faint}"
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("rel", PAGES + SOURCE_PAGES)
-def test_axe_finds_nothing_serious_or_critical(axe_results, rel, scheme):
-    violations = axe_results(rel, scheme)["violations"]
-    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
-    minor = [v for v in violations if v["impact"] not in ("serious", "critical")]
+def test_axe_finds_nothing_serious_or_critical_and_text_contrast_is_readable(axe_results, rel, scheme):
+    """One test per page and theme, so that axe runs once for each (it is most of this file's time): its
+    serious and critical findings (a colour-contrast failure is serious), and placeholder text at 4.5:1."""
+    found = axe_results(rel, scheme)
+    violations = found["violations"]
+    serious = [v for v in violations if v["impact"] in ("serious", "critical") or v["id"] == "color-contrast"]
+    minor = [v for v in violations if v not in serious]
     if minor:
         print(f"axe ({rel}, {scheme}, minor): " + violation_lines(minor).replace("\n", "; "))
     assert serious == [], f"{scheme}: " + violation_lines(serious)
+    faint = [f"{p['text']!r} ({p['cls']}): {contrast(p['color'], float(p['opacity']), p['back']):.2f}:1"
+             for p in found["placeholders"] if contrast(p["color"], float(p["opacity"]), p["back"]) < 4.5]
+    assert faint == [], f"{scheme}: placeholder text below 4.5:1: {faint}"
 
 
 @pytest.mark.parametrize("rel", PAGES)

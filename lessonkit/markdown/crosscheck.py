@@ -3,24 +3,32 @@
 
 from __future__ import annotations
 
-from lessonkit.errors import BuildError
+from lessonkit.errors import BuildError, raise_all
 from lessonkit.model import Built
+
+# Each check raises every error it finds at once. A page missing from `built` (it failed to parse) is left out:
+# what links to it, or translates it, is checked once it parses.
 
 
 def check_twins(built: list[Built], source: str) -> None:
     """A translation keeps its source's section ids, in order: the language switch lands on them."""
     heads = {(b.page.lang, b.page.slug): b.collected.toc for b in built}
+    errors = []
     for b in built:
-        if b.page.lang == source:
+        if b.page.lang == source or (source, b.page.slug) not in heads:
             continue
         mine, theirs = b.collected.toc, [h["id"] for h in heads[source, b.page.slug]]
         for i, heading in enumerate(mine):
             if i >= len(theirs) or heading["id"] != theirs[i]:
                 expected = repr(theirs[i]) if i < len(theirs) else "no heading"
-                raise BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
-                                 b.page.path, heading["line"])
-        if len(mine) < len(theirs):
-            raise BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has", b.page.path)
+                errors.append(BuildError(f"heading id {heading['id']!r} where the {source} page has {expected}",
+                                         b.page.path, heading["line"]))
+                break
+        else:
+            if len(mine) < len(theirs):
+                errors.append(BuildError(f"missing heading {theirs[len(mine)]!r} that the {source} page has",
+                                         b.page.path))
+    raise_all(errors)
 
 
 def page_ids(built: Built) -> set:
@@ -38,25 +46,29 @@ def page_ids(built: Built) -> set:
     return ids
 
 
-def check_links(built: list[Built]) -> None:
+def check_links(built: list[Built], figure_refs: bool = True) -> None:
     """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
     the page it names; else file:line and a did-you-mean."""
     import difflib
 
     by_url = {b.page.url: b for b in built}
     known: dict = {}
+    errors = []
     for b in built:
         for url, label, line in b.collected.refs:
+            if url not in by_url or (not figure_refs and label.startswith("fig:")):
+                continue
             labels = by_url[url].collected.labels
             if label not in labels:
                 kind, _, name = label.partition(":")
                 close = difflib.get_close_matches(label, sorted(labels), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
-                raise BuildError(f"{{ref}} {label!r}: {where} has no {dict(fig='figure', table='table', eq='equation')[kind]} "
-                                 f"{name!r}{hint}", b.page.path, line)
+                errors.append(BuildError(f"{{ref}} {label!r}: {where} has no "
+                                         f"{dict(fig='figure', table='table', eq='equation')[kind]} {name!r}{hint}",
+                                         b.page.path, line))
         for url, anchor, line, href in b.collected.links:
-            if not anchor:
+            if not anchor or url not in by_url:
                 continue
             if url not in known:
                 known[url] = page_ids(by_url[url])
@@ -64,7 +76,8 @@ def check_links(built: list[Built]) -> None:
                 close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
                 hint = f" (did you mean #{close[0]}?)" if close else ""
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
-                raise BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line)
+                errors.append(BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line))
+    raise_all(errors)
 
 
 def check_alignment(built: list[Built], source: str) -> list[BuildError]:
@@ -73,7 +86,7 @@ def check_alignment(built: list[Built], source: str) -> list[BuildError]:
     by_key = {(b.page.lang, b.page.slug): b for b in built}
     problems = []
     for b in built:
-        if b.page.lang == source:
+        if b.page.lang == source or (source, b.page.slug) not in by_key:
             continue
         src = by_key[source, b.page.slug]
         theirs, mine = _sections(src.collected.outline), _sections(b.collected.outline)

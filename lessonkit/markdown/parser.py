@@ -17,11 +17,11 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from lessonkit.errors import BuildError
+from lessonkit.errors import BuildError, raise_all
 from lessonkit.markdown.conversions import Memo
 from lessonkit.markdown.plugins.blocks import blocks_plugin
 from lessonkit.markdown.plugins.headings import headings_plugin
-from lessonkit.markdown.plugins.lines import lines_plugin
+from lessonkit.markdown.plugins.lines import line_of, lines_plugin
 from lessonkit.markdown.plugins.links import links_plugin
 from lessonkit.markdown.plugins.math import math_plugin
 from lessonkit.markdown.plugins.outline import outline_plugin
@@ -85,6 +85,7 @@ class PageContext:
     ids: set = field(default_factory=set)  # ids given so far (headings, spans)
     exercises: int = 0
     marked: dict = field(default_factory=dict)  # paragraph -> value keys already marked in it
+    errors: list = field(default_factory=list)  # what the plugins found wrong, all raised once the page is done
 
     @property
     def lang(self) -> str:
@@ -110,6 +111,12 @@ class PageContext:
     def root(self) -> str:
         """The relative path from this page to the site root: '../' or '../../'."""
         return "../" * self.page.url.count("/")
+
+    def report(self, exc: BuildError, token=None) -> str:
+        """An error in one place of the page: kept, so that the page's other errors are found in the same pass;
+        the page fails once parsed. Returns what the place renders as meanwhile (nothing)."""
+        self.errors.append(exc.located(self.path, None if token is None else line_of(token, self)))
+        return ""
 
     def lang_tag(self, lang: str) -> str:
         return self.inputs.strings[lang]["tag"]
@@ -206,13 +213,19 @@ def memos() -> dict:
     return {"math.json": CACHE, "highlight-code.json": HIGHLIGHTED}
 
 
-def to_html(page: Page, inputs: Inputs) -> tuple[str, Collected]:
-    """A page's Markdown as body HTML (with slots), and what its plugins collected."""
+def to_html(page: Page, inputs: Inputs, errors: list | None = None) -> tuple[str, Collected]:
+    """A page's Markdown as body HTML (with slots), and what its plugins collected. The errors the plugins
+    find in one place each (a value key, LaTeX, a term, a link …) are raised together once the page is done,
+    or, given `errors`, appended to it: what the page collected is then whole, for the checks across pages."""
     md = parser()
     ctx = PageContext(page, inputs)
     env = {"ctx": ctx}
     tokens = md.parse(page.body, env)
     body = md.renderer.render(tokens, md.options, env)
+    if errors is None:
+        raise_all(ctx.errors)
+    else:
+        errors.extend(ctx.errors)
     ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
     if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
         ctx.out.title_html = md.renderInline(page.meta["title"], {"ctx": ctx, "title": True})

@@ -57,6 +57,7 @@ class Parsing:
             if hit is None:
                 self.todo.append(self.pages[-1])
         self.workers = processes.workers_for(jobs, len(self.todo), fork)
+        self.errors: list[BuildError] = []  # every page's errors: one page's do not stop the others' parse
         self._pool = None
 
     def __enter__(self) -> Parsing:
@@ -78,7 +79,10 @@ class Parsing:
         self._pool.__exit__(kind, exc, tb)
         if kind is not None:
             return
-        for b, (body, collected, made) in zip(self.todo, self._pool.results, strict=True):
+        for b, (body, collected, made, errors) in zip(self.todo, self._pool.results, strict=True):
+            self.errors += errors
+            if collected is None:  # stopped at its error: the checks across pages leave it out
+                continue
             b.body, b.collected = body, collected
             for name, entries in made.items():  # conversions made in the workers join the parent's caches
                 self.memos[name].merge(entries)
@@ -89,17 +93,21 @@ class Parsing:
         """One page (in a worker when there are several): its body, what it collected, and the conversions it
         made (for the parent's caches)."""
         shell = self.todo[i]
-        if self.workers == 1:
-            return (*parser.to_html(shell.page, self.inputs), {})
-        before = {name: set(memo.data) for name, memo in self.memos.items()}
+        before = {name: set(memo.data) for name, memo in self.memos.items()} if self.workers > 1 else {}
+        errors: list[BuildError] = []  # this page's, reported with every other page's
         try:
-            body, collected = parser.to_html(shell.page, self.inputs)
-        except BuildError as exc:
-            raise exc.located(shell.page.path) from None
-        except Exception as exc:  # a worker's failure travels back in one line, with its page
+            body, collected = parser.to_html(shell.page, self.inputs, errors)
+        except BuildError as exc:  # one the page cannot be parsed past
+            return None, None, {}, [exc.located(shell.page.path)]
+        except Exception as exc:
+            if self.workers == 1:
+                raise
+            # a worker's failure travels back in one line, with its page
             raise BuildError(f"internal error while parsing: {type(exc).__name__}: {exc}", shell.page.path) from None
+        if self.workers == 1:
+            return body, collected, {}, errors
         return body, collected, {name: {k: memo.data[k] for k in set(memo.data) - before[name]}
-                                 for name, memo in self.memos.items()}
+                                 for name, memo in self.memos.items()}, errors
 
 
 def parse_again(course, measurements, built: Built) -> None:

@@ -70,6 +70,7 @@ class Measurements:
     ranges: dict = field(default_factory=dict)  # scalar value key -> (min, max) over the seeds
     seeds: list = field(default_factory=list)
     reports: list = field(default_factory=list)
+    failures: list = field(default_factory=list)  # claims that do not hold (collect(gather=True)): BuildErrors
 
     def bound_of(self, key: str):
         """The bound `key` is shown as: the whole value's, or its element's (None: shown as digits)."""
@@ -153,8 +154,9 @@ class Verdicts:
         io.write_cache(self.path, self.used)  # a cache that cannot be written only costs time
 
 
-def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurements:
-    """Index every value and claim; raise on the first claim that does not hold."""
+def collect(reports: list[Report], verdicts: Verdicts | None = None, gather: bool = False) -> Measurements:
+    """Index every value and claim; raise on the first claim that does not hold, or with `gather` keep every
+    such failure in .failures (the build reports them with the pages' errors, so the pages are still parsed)."""
     verdicts = verdicts or Verdicts()
     m = Measurements(reports=reports, seeds=list(reports[0].seeds) if reports else [])
     for report in reports:
@@ -174,10 +176,16 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None) -> Measurem
                 source_lines=data["source_lines"], versions=data["versions"], line=c.get("line"),
                 holds_on=float(c.get("holds_on", 1.0)), seeds=len(report.seeds),
             )
-            _judge(claim, c, report, verdicts)
+            try:
+                _judge(claim, c, report, verdicts)
+            except BuildError as exc:
+                if not gather:
+                    raise
+                m.failures.append(exc)
+                claim.held = 0
             read = reads(claim.criterion, data["values"])
             claim.measures = any(f"{name}.{vid}" not in m.parameters for vid in read)
-            passed += 1
+            passed += claim.passed
             m.claims[claim.key] = claim
             for vkey in claim.shows if claim.on_course_seed else ():
                 m.claim_listing.setdefault(vkey, claim.key)

@@ -53,10 +53,10 @@ def links_plugin(md: MarkdownIt) -> None:
                 url = _target(ctx, path)
                 if url is None:
                     continue  # a file of the site (a figure, a download): --check looks at it
-                if url == "outside":
-                    raise BuildError(f"link {href!r} leaves content/", ctx.path, line)
-                if url == "missing":
-                    raise BuildError(f"link to a page that does not exist: {href!r}", ctx.path, line)
+                if url in ("outside", "missing"):
+                    ctx.report(BuildError(f"link {href!r} leaves content/" if url == "outside" else
+                                          f"link to a page that does not exist: {href!r}", ctx.path, line))
+                    continue
                 ctx.out.links.append((url, anchor, line, href))
                 suffix = ".md" if path.endswith(".md") else ".html"
                 token.attrSet("href", path[: -len(suffix)] + ".html" + (f"#{anchor}" if anchor else ""))

@@ -89,7 +89,7 @@ def math_plugin(md: MarkdownIt) -> None:
             try:
                 mathml = tex_to_mathml(token.content, display)
             except BuildError as exc:
-                raise exc.located(ctx.path, line_of(token, ctx)) from None
+                return ctx.report(exc, token)
             if token.type == "math_block_label":  # $$ … $$ (label): numbered, named by {ref}`eq:label`
                 number, anchor = ctx.out.labels[f"eq:{token.info}"]
                 return (f'<div class="math-display numbered" id="{escape(anchor)}" tabindex="0">{mathml}'

@@ -92,7 +92,7 @@ def spans_plugin(md: MarkdownIt) -> None:
                     try:
                         _check_attrs(ctx, token)
                     except BuildError as exc:
-                        raise exc.located(ctx.path, line_of(token, ctx)) from None
+                        ctx.report(exc, token)
                 if token.type == "span_open":
                     classes = (token.attrGet("class") or "").split()
                     text, close = _text_between(out, i)
@@ -110,7 +110,7 @@ def spans_plugin(md: MarkdownIt) -> None:
                                 after.content = after.content[1:]
                             out.insert(close + 1, _html(badge))
                     except BuildError as exc:
-                        raise exc.located(ctx.path, line_of(token, ctx)) from None
+                        ctx.report(exc, token)
                 i += 1
             block.children = out
 

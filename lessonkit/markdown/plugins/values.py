@@ -74,6 +74,6 @@ def values_plugin(md) -> None:
                 return glued(tokens[idx], _ref(ctx, content, line_of(token, ctx)))
             raise BuildError(f"unknown role {{{name}}}: use {{val}}, {{claim}} or {{ref}}")
         except BuildError as exc:
-            raise exc.located(ctx.path, line_of(token, ctx)) from None
+            return ctx.report(exc, token)
 
     md.add_render_rule("myst_role", render)

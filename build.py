@@ -35,10 +35,13 @@ def _count(text: str) -> int:
 def arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="%(prog)s [options]\n       %(prog)s new PAGE [--experiment NAME] [--after PAGE] [--root DIR]",
+        usage="%(prog)s [options]\n       %(prog)s new PAGE [--experiment NAME] [--after PAGE] [--root DIR]"
+              "\n       %(prog)s init DIR [--languages zh,en]",
         epilog="subcommands:\n  new PAGE    start a page in every language (and with --experiment NAME an experiment and "
                "its figure recipe),\n              listed in site.yaml after --after PAGE or at the end; "
-               "python build.py new --help\n\n"
+               "python build.py new --help\n"
+               "  init DIR    make a new course that builds and passes --check --strict at once, with the engine's "
+               "templates\n              as its theme; python build.py init --help\n\n"
                "docs/reference.md lists every option, site.yaml key and Markdown extension.")
     p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
     p.add_argument("--seeds", type=int, metavar="N", help="run every experiment on N seeds, the course seed first "
@@ -140,15 +143,27 @@ def new_parser() -> argparse.ArgumentParser:
     return p
 
 
+def init_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="build.py init", description="make a new course that builds at once")
+    p.add_argument("dir", type=Path, help="the new course's folder (absent or empty)")
+    p.add_argument("--languages", default="zh,en", help="its languages, the source first (default: zh,en)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
 def new(argv: list[str]) -> int:
-    """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment)."""
-    args = new_parser().parse_args(argv)
+    """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment);
+    python build.py init DIR [--languages zh,en]: start a course."""
+    init = argv[:1] == ["init"]
+    args = (init_parser() if init else new_parser()).parse_args(argv[1:])
     sys.path.insert(0, str(ROOT))
     from lessonkit.errors import BuildError, error_lines
-    from lessonkit.scaffold import new_page
+    from lessonkit.scaffold import init_course, new_page
 
     try:
-        for line in new_page(args.root.resolve(), args.page, args.experiment, args.after):
+        steps = init_course(args.dir.resolve(), [x.strip() for x in args.languages.split(",") if x.strip()]) \
+            if init else new_page(args.root.resolve(), args.page, args.experiment, args.after)
+        for line in steps:
             print(line)
     except BuildError as exc:
         if args.debug:
@@ -171,9 +186,9 @@ def main(argv=None) -> int:
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    if argv[:1] == ["new"]:
+    if argv[:1] in (["new"], ["init"]):
         _dependencies_or_venv(argv)
-        return new(argv[1:])
+        return new(argv)
     args = parse_args(argv)
     _dependencies_or_venv(argv)
     sys.path.insert(0, str(ROOT))

@@ -260,7 +260,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     from lessonkit.render import environment, side_by_side, templates
     from lessonkit.write import staging, static
 
-    files: dict = static.static_files(course.root / "templates" / "static", course.root)
+    files: dict = static.static_files(course.root)
     sizes = {}
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg

@@ -106,6 +106,28 @@ def _page_text(lang: str, name: str | None) -> tuple[str, str]:
     return f"title: {title}\ndescription: {description}\n", body
 
 
+def _files(root: Path, languages: list[str], source: str, slug: str, experiment: str | None) -> dict:
+    """path -> text of a new page in every language (the translations marked up to date), and of its experiment
+    and figure recipe."""
+    files = {}
+    meta, body = _page_text(source, experiment)
+    source_text = f"---\n{meta}---\n\n{body}"
+    for lang in languages:
+        path = root / "content" / lang / f"{slug}.md"
+        if lang == source:
+            files[path] = source_text
+        else:
+            meta, body = _page_text(lang, experiment)
+            files[path] = f"---\n{meta}translated_from: {digest(source_text)}\n---\n\n{body}"
+    if experiment:
+        texts = "{" + ", ".join(f'"{lang}": {CLAIM_TEXT.get(lang, CLAIM_TEXT["en"])!r}' for lang in languages) + "}"
+        labels = "{" + ", ".join(f'"{lang}": {FIGURE_LABELS.get(lang, FIGURE_LABELS["en"])!r}'
+                                 for lang in languages) + "}"
+        files[root / "experiments" / f"{experiment}.py"] = EXPERIMENT.format(name=experiment, texts=texts)
+        files[root / "figures" / f"{experiment}.py"] = FIGURES.format(name=experiment, page=slug, labels=labels)
+    return files
+
+
 def _list_node(text: str, key: str):
     """The (key, value) nodes of a top-level key of site.yaml, with their positions in the text, or None.
 
@@ -201,21 +223,7 @@ def new_page(root: Path, slug: str, experiment: str | None = None, after: str | 
     if added["pages"][placed:placed + 1] != [slug] or (experiment and added["experiments"][-1] != experiment):
         raise BuildError(f"cannot add {slug!r} to its lists without changing their meaning; add it by hand", SITE)
 
-    files = {}
-    meta, body = _page_text(source, experiment)
-    source_text = f"---\n{meta}---\n\n{body}"
-    for lang in languages:
-        if lang == source:
-            files[paths[lang]] = source_text
-        else:
-            meta, body = _page_text(lang, experiment)
-            files[paths[lang]] = f"---\n{meta}translated_from: {digest(source_text)}\n---\n\n{body}"
-    if experiment:
-        texts = "{" + ", ".join(f'"{lang}": {CLAIM_TEXT.get(lang, CLAIM_TEXT["en"])!r}' for lang in languages) + "}"
-        labels = "{" + ", ".join(f'"{lang}": {FIGURE_LABELS.get(lang, FIGURE_LABELS["en"])!r}'
-                                 for lang in languages) + "}"
-        files[root / "experiments" / f"{experiment}.py"] = EXPERIMENT.format(name=experiment, texts=texts)
-        files[root / "figures" / f"{experiment}.py"] = FIGURES.format(name=experiment, page=slug, labels=labels)
+    files = _files(root, languages, source, slug, experiment)
     written = []
     try:
         for path, content in files.items():
@@ -240,3 +248,51 @@ def new_page(root: Path, slug: str, experiment: str | None = None, after: str | 
               f", then python build.py --mark-translated <lang>/{slug}.md",
               "      python build.py --check (or --serve to watch it as you write)"]
     return steps
+
+
+TITLES = {"zh": "我的课程", "en": "My course"}
+
+
+def init_course(root: Path, languages: list[str]) -> list[str]:
+    """`python build.py init DIR`: a course of one page per language with an experiment (one claim) and its
+    figure, that builds and passes --check --strict at once. It has no templates/: the engine's are its theme,
+    and a file the course puts under templates/ overrides the theme's of the same name. Returns what to do
+    next, one line each."""
+    import shutil
+
+    from lessonkit.load import theme
+
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise BuildError(f"init {root}: not an empty folder; nothing was written")
+    if not languages or len(set(languages)) != len(languages):
+        raise BuildError(f"--languages {','.join(languages)}: name each language once, the source first (zh,en)")
+    have = sorted(Path(rel).stem for rel in theme.listing(root, "i18n") if rel.endswith(".yaml"))
+    missing = [lang for lang in languages if lang not in have]
+    if missing:
+        raise BuildError(f"--languages: the default theme has no interface strings for {', '.join(missing)} "
+                         f"(it has {', '.join(have)}); init with those, then add templates/i18n/{missing[0]}.yaml "
+                         f"(a copy of one of the theme's, translated) and the language to site.yaml")
+    title = "\n".join(f"  {lang}: {TITLES.get(lang, TITLES['en'])}" for lang in languages)
+    files = {
+        root / "content" / "site.yaml": f"title:\n{title}\nlanguages: [{', '.join(languages)}]\n"
+                                        "experiments: [first]\npages: [welcome]\n",
+        root / ".gitignore": "site/\n.cache/\n__pycache__/\n",
+        **_files(root, languages, languages[0], "welcome", "first"),
+    }
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text.encode("utf-8"), new=True)
+        # An experiment runs on its own too (python experiments/first.py): it imports the harness beside it.
+        shutil.copy(theme.DEFAULT.parent / "experiments" / "harness.py", root / "experiments" / "harness.py")
+        shutil.copy(theme.DEFAULT.parent / "lessonkit" / "criteria.py", root / "experiments" / "criteria.py")
+    except OSError as exc:
+        raise BuildError(f"init {root}: cannot write {exc.filename}: {exc.strerror}") from None
+    load_config(root)  # what was written reads back
+    return [f"made a course in {root}: {', '.join(sorted(str(p.relative_to(root)) for p in files))}, "
+            "experiments/harness.py, experiments/criteria.py",
+            f"next: python build.py --root {root} --check --strict",
+            f"      python build.py --root {root} --serve, and edit content/{languages[0]}/welcome.md",
+            f"      python build.py --root {root} new PAGE --after welcome [--experiment NAME]",
+            "      to restyle, put files under templates/ (e.g. templates/static/style.css): each overrides the "
+            "default theme's of the same name"]

@@ -207,3 +207,80 @@ def test_new_after_places_the_page_and_its_neighbours_follow(tmp_path, style):
 def pages_line(root) -> int:
     lines = (root / "content" / "site.yaml").read_text("utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith("pages:"))
+
+
+# --- init: a second course, with the engine's templates as its theme -----------------------------------
+
+def init(target, *args):
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "init", str(target), *args],
+                          capture_output=True, text=True)
+
+
+def test_the_first_course_walkthrough_runs_as_written(tmp_path):
+    """docs/first-course.md's commands, in order, on a fresh folder: each succeeds and does what the page
+    says it does."""
+    doc = (ROOT / "docs" / "first-course.md").read_text("utf-8")
+    commands = re.search(r"```sh\n(.*?)```", doc, re.S).group(1).strip().splitlines()
+    assert len(commands) == 5 and commands[0].startswith(".venv/bin/python build.py init ../my-course")
+    course = tmp_path / "my-course"
+    for command in commands:
+        words = [sys.executable if w == ".venv/bin/python" else w for w in command.split()]
+        words = [str(ROOT / "build.py") if w == "build.py" else w.replace("../my-course", str(course))
+                 for w in words]
+        result = subprocess.run(words, capture_output=True, text=True, cwd=ROOT)
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+        if "experiments/first.py" in command:
+            assert "PASS" in result.stdout and "first.std" in result.stdout, result.stdout
+        if "--check" in command:
+            assert "check: no problems" in result.stdout, result.stdout
+    assert not (course / "templates").exists(), "a new course copies no template"
+    config = yaml.safe_load((course / "content" / "site.yaml").read_text("utf-8"))
+    assert config["pages"] == ["welcome", "second"] and config["experiments"] == ["first"]
+    site = course / "site"
+    welcome = (site / "en" / "welcome.html").read_text("utf-8")
+    assert 'data-key="first.std"' in welcome and "figures/first.summary.en.svg" in welcome
+    assert 'href="../en/second.html"' in welcome  # the next page, placed after it
+    assert (site / "static" / "style.css").stat().st_size > 1000  # the default theme's stylesheet
+
+
+def test_init_refuses_a_folder_in_use_and_a_language_the_theme_lacks(tmp_path):
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    result = init(used)
+    assert result.returncode == 1 and result.stderr.strip() == f"error: init {used}: not an empty folder; nothing " \
+                                                               "was written"
+    assert sorted(p.name for p in used.iterdir()) == ["notes.txt"]
+    result = init(tmp_path / "ja", "--languages", "ja,en")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "the default theme has no interface strings for ja (it has en, zh)" in lines[0]
+    assert not (tmp_path / "ja").exists()
+    result = init(tmp_path / "twice", "--languages", "zh,zh")
+    assert result.returncode == 1 and "name each language once" in result.stderr
+
+
+def test_a_course_overrides_the_default_theme_one_file_at_a_time(tmp_path):
+    """A course with its own page template and stylesheet, and nothing else under templates/: those two are its
+    own, every other template, string and static file is the default theme's; an edit to its own template
+    rebuilds; a template error names the course's file and line."""
+    course = tmp_path / "c"
+    assert init(course).returncode == 0
+    page = (ROOT / "templates" / "page.html").read_text("utf-8")
+    assert "</main>" in page
+    (course / "templates" / "static").mkdir(parents=True)
+    (course / "templates" / "page.html").write_text(page.replace("</main>", "<p>own-theme-marker</p></main>", 1),
+                                                    "utf-8")
+    (course / "templates" / "static" / "style.css").write_text("body { color: #123456; }\n", "utf-8")
+    assert check(course).returncode == 0
+    site = course / "site"
+    assert "own-theme-marker" in (site / "zh" / "welcome.html").read_text("utf-8")
+    assert "own-theme-marker" not in (site / "parallel" / "en" / "welcome.html").read_text("utf-8")
+    assert (site / "static" / "style.css").read_text("utf-8") == "body{color:#123456;}\n"
+    assert sorted(p.name for p in (site / "static").iterdir()) == \
+        sorted(p.name for p in (ROOT / "templates" / "static").iterdir() if not p.name.startswith("."))
+    (course / "templates" / "page.html").write_text(page.replace("</main>", "{{ nope( }}</main>", 1), "utf-8")
+    result = check(course)
+    line = page[: page.index("</main>")].count("\n") + 1
+    assert result.returncode == 1 and result.stderr.startswith(f"error: templates/page.html:{line}: template "
+                                                               "syntax error"), result.stderr

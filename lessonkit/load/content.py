@@ -12,6 +12,7 @@ import yaml
 from lessonkit import io
 from lessonkit.errors import BuildError
 from lessonkit.io import write_atomic
+from lessonkit.load import theme
 from lessonkit.load.inputs import skipped
 from lessonkit.model import Page, Site
 
@@ -211,12 +212,13 @@ def _check_languages(value, config, ctx):
     for lang in languages:
         if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
             raise BuildError(f"language {lang!r}: expected a code such as zh, en, ja, pt-BR", *ctx.at("languages"))
-        strings_file = ctx.root / "templates" / "i18n" / f"{lang}.yaml"
+        strings_file = ctx.root / "templates" / "i18n" / f"{lang}.yaml"  # the course's own, or the theme's
+        strings_file = strings_file if strings_file.exists() else theme.find(ctx.root, f"i18n/{lang}.yaml")
         if strings_file.exists() and not strings_file.is_file():
             raise BuildError(f"templates/i18n/{lang}.yaml is a {_kind(strings_file)}, not a file of interface strings",
                              f"templates/i18n/{lang}.yaml")
         if not strings_file.is_file():
-            known = sorted(p.stem for p in (ctx.root / "templates" / "i18n").glob("*.yaml"))
+            known = sorted(Path(rel).stem for rel in theme.listing(ctx.root, "i18n") if rel.endswith(".yaml"))
             raise BuildError(f"language {lang!r} has no interface strings (templates/i18n/{lang}.yaml); "
                              f"interface strings exist for {', '.join(known) or 'no language'}: copy one to "
                              f"templates/i18n/{lang}.yaml and translate it", *ctx.at("languages"))

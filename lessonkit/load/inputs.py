@@ -46,6 +46,8 @@ def fingerprint(root: Path, engine: Path, options: dict) -> str:
     for name in INPUTS:
         _walk(root / name, h)
     _walk(engine / "lessonkit", h)
+    if (root / "templates").resolve() != (engine / "templates").resolve():  # the default theme (theme.py)
+        _walk(engine / "templates", h)
     st = (engine / "build.py").stat()
     h.update(f"{st.st_size} {st.st_mtime_ns} {sys.version} {sys.prefix}".encode())
     # Installing or removing a package touches site-packages itself.

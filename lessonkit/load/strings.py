@@ -7,6 +7,7 @@ from pathlib import Path
 
 from lessonkit import names
 from lessonkit.errors import BuildError
+from lessonkit.load import theme
 from lessonkit.load.content import line_of_key, parse_yaml, read_text
 
 # What each language's strings must say about the language itself (see templates/i18n/).
@@ -16,8 +17,8 @@ LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")
 def load_strings(root: Path, languages: list[str]) -> dict:
     strings = {}
     for lang in languages:
-        path = root / "templates" / "i18n" / f"{lang}.yaml"
-        shown = path.relative_to(root)
+        path = theme.find(root, f"i18n/{lang}.yaml")
+        shown = theme.shown(root, path)
         if not path.is_file():
             raise BuildError(f"no interface strings for {lang!r}", shown)
         strings[lang] = parse_yaml(read_text(path, shown), shown, 1)
@@ -36,7 +37,7 @@ def load_strings(root: Path, languages: list[str]) -> dict:
         missing = set(strings[first]) ^ set(strings[lang])
         if missing:
             raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
-                             f"templates/i18n/{lang}.yaml")
+                             theme.shown(root, theme.find(root, f"i18n/{lang}.yaml")))
     return strings
 
 

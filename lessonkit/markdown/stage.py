@@ -26,11 +26,12 @@ def shared_inputs_key(course, engine, renderers: str) -> str:
     """What every page depends on beyond its own file: templates, site.yaml, glossary, references, the engine
     package (not the command line around it)."""
     from lessonkit.io import files_digest
+    from lessonkit.load import theme
     from lessonkit.load.inputs import skipped
 
     content = course.root / "content"
     extra = [content / n for n in ("glossary.yaml", "references.yaml") if (content / n).is_file()]
-    return files_digest(course.root / "templates", content / "site.yaml", engine / "lessonkit", *extra,
+    return files_digest(*theme.folders(course.root), content / "site.yaml", engine / "lessonkit", *extra,
                         skip=skipped) + renderers + course.site.config.get("base_url", "")
 
 

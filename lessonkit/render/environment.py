@@ -9,6 +9,7 @@ import jinja2
 
 from lessonkit import names
 from lessonkit.errors import BuildError
+from lessonkit.load import theme
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -28,12 +29,13 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
 
 
 class _CourseLoader(jinja2.FileSystemLoader):
-    """Templates from the course's templates/ only: a link that leads outside the course is refused."""
+    """Templates from the course's templates/, then the default theme's (theme.py): a link that leads outside
+    the folder holding the theme it is found in is refused."""
 
     def get_source(self, environment, template):
         source, filename, uptodate = super().get_source(environment, template)
-        top = Path(self.searchpath[0]).resolve().parent
-        if not Path(filename).resolve().is_relative_to(top):
+        tops = [Path(p).resolve().parent for p in self.searchpath]
+        if not any(Path(filename).resolve().is_relative_to(top) for top in tops):
             raise BuildError(f"template {template!r} links to a file outside the course: refused",
                              f"templates/{template}")
         return source, filename, uptodate
@@ -46,7 +48,7 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
     except OSError:
         cache = None
     env = jinja2.Environment(
-        loader=_CourseLoader(root / "templates"),
+        loader=_CourseLoader([str(folder) for folder in theme.folders(root)]),
         # Compiled templates are kept between builds (Jinja checks each template's mtime).
         bytecode_cache=_BytecodeCache(str(cache)) if cache is not None else None,
         autoescape=jinja2.select_autoescape(["html", "xml"]),
@@ -74,15 +76,16 @@ def template_error(exc: Exception, root: Path) -> BuildError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         name = exc.filename or exc.name or "templates"
         path = Path(name)
-        shown = path.relative_to(root) if path.is_absolute() and path.is_relative_to(root) else f"templates/{name}"
+        shown = theme.shown(root, path) if path.is_absolute() else f"templates/{name}"
         return BuildError(f"template syntax error: {exc.message}", shown, exc.lineno)
     # Jinja rewrites tracebacks so that template frames carry the template's file and line.
     where, line = "templates", None
     tb = exc.__traceback__
+    folders = tuple(str(folder) + "/" for folder in theme.folders(root))
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(str(root / "templates")):
-            where, line = Path(filename).relative_to(root), tb.tb_lineno
+        if filename.startswith(folders):
+            where, line = theme.shown(root, Path(filename)), tb.tb_lineno
         tb = tb.tb_next
     kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
     return BuildError(f"template error: {kind}{exc}", where, line)

@@ -6,26 +6,25 @@ import re
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.load.inputs import skipped
+from lessonkit.load import theme
 
 
-def static_files(static_dir: Path, root: Path) -> dict[str, bytes]:
-    """The course's static assets; a link that leads outside the course is refused, never published."""
+def static_files(root: Path) -> dict[str, bytes]:
+    """The course's static assets (its own templates/static/ over the default theme's); a link that leads outside
+    the course, or outside the default theme, is refused, never published."""
     files = {}
     root = root.resolve()
-    for p in sorted(static_dir.rglob("*")):
-        if not p.is_file() or any(skipped(x) for x in p.relative_to(static_dir).parts):
-            continue
-        if not p.resolve().is_relative_to(root):
-            raise BuildError("links to a file outside the course; it would be published: refused",
-                             p.relative_to(root))
+    for rel, p in theme.listing(root, "static").items():
+        shown = theme.shown(root, p)
+        if not any(p.resolve().is_relative_to(top) for top in (root, theme.DEFAULT)):
+            raise BuildError("links to a file outside the course; it would be published: refused", shown)
         if p.suffix == ".css":
             from lessonkit.load.content import read_text
 
-            data = compact_css(read_text(p, p.relative_to(root))).encode("utf-8")
+            data = compact_css(read_text(p, shown)).encode("utf-8")
         else:
             data = p.read_bytes()
-        files[f"static/{p.relative_to(static_dir).as_posix()}"] = data
+        files[f"static/{rel}"] = data
     return files
 
 

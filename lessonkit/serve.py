@@ -55,32 +55,40 @@ def inject(html: bytes, script: bytes) -> bytes:
     return html + script if at < 0 else html[:at] + script + html[at:]
 
 
-def snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    """path -> (mtime_ns, size) of every file under the watched folders; a cheap os.scandir walk."""
-    seen: dict[str, tuple[int, int]] = {}
-    stack = [str(root / name) for name in INPUTS]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = os.scandir(folder)
-        except OSError:  # missing, or removed while we walked
-            continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if skipped(name):
-                    continue
-                try:
-                    # A linked folder is not followed (the build does not read it either): a link
-                    # loop would make this walk endless.
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    else:
-                        st = entry.stat()
-                        seen[entry.path] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
-    return seen
+def watched(root: Path) -> list[Path]:
+    """The folders whose files are the build's inputs (load/inputs.py's one list, and the default theme when the
+    course uses it), those that exist now."""
+    from lessonkit.load import theme
+
+    folders = [root / name for name in INPUTS]
+    folders += [folder for folder in theme.folders(root) if folder != root / "templates"]
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def _inputs_only(folders: list[Path]):
+    """The watcher's filter: a file below a watched folder, unless the one rule of inputs.py skips a part of its
+    path there (hidden files, Python's caches, editors' backups)."""
+    def keep(change, path: str) -> bool:
+        p = Path(path)
+        return any(p.is_relative_to(f) and not any(skipped(x) for x in p.relative_to(f).parts) for f in folders)
+    return keep
+
+
+def changes(root: Path, stop: threading.Event):
+    """Yield once for each change to the course's inputs, a save settled (no event for 50 ms, as an editor
+    truncates and then writes), until stop is set. inotify through watchfiles, not a polling walk; a folder
+    that appears (figures/ made by `build.py new`) or vanishes is a change, and is watched from then on."""
+    import watchfiles
+
+    while not stop.is_set():
+        folders = watched(root)
+        for batch in watchfiles.watch(*folders, watch_filter=_inputs_only(folders), stop_event=stop, step=50,
+                                      rust_timeout=500, yield_on_timeout=True, raise_interrupt=True):
+            now = watched(root)
+            if batch or now != folders:
+                yield
+            if now != folders:
+                break
 
 
 class _State:
@@ -260,7 +268,7 @@ def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State) 
     state.publish(None, "\n".join(notes))
 
 
-def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, interval: float = 0.1,
+def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000,
           ready: Callable[[str], None] | None = None, stop: threading.Event | None = None) -> None:
     """Build once, serve out/ on http://127.0.0.1:port/ (0: any free port), rebuild on every change.
 
@@ -274,7 +282,6 @@ def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, i
     handler = type("Handler", (_Handler,), {"state": state, "out": out})
 
     httpd = listen(port, out, handler)
-    seen = snapshot(root)
     _rebuild(rebuild, state)
     server = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
                               name="lessonkit-serve", daemon=True)
@@ -286,14 +293,8 @@ def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000, i
     else:
         ready(url)
     try:
-        while not stop.wait(interval):  # the watcher: poll, rebuild on any change
-            now = snapshot(root)
-            if now != seen:
-                # A save may still be under way (an editor truncates, then writes): build once the files hold still.
-                while not stop.wait(interval / 2) and (settled := snapshot(root)) != now:
-                    now = settled
-                seen = now
-                _rebuild(rebuild, state)
+        for _ in changes(root, stop):
+            _rebuild(rebuild, state)
     except KeyboardInterrupt:
         pass
     finally:

@@ -261,14 +261,49 @@ def test_many_requests_at_once_are_all_answered(tiny_preview):
     assert statuses == [200] * 300
 
 
-def test_a_link_loop_in_content_does_not_trap_the_watcher(tmp_path):
+def _watch(root: Path):
+    """serve.changes() in a thread: (a queue that gets an item per change, the stop event)."""
+    seen, stop = queue.Queue(), threading.Event()
+    threading.Thread(target=lambda: [seen.put(1) for _ in serve.changes(root, stop)], daemon=True).start()
+    time.sleep(0.5)  # the watches are in place
+    return seen, stop
+
+
+def test_the_watcher_sees_inputs_only_and_is_not_trapped_by_a_link_loop(tmp_path):
+    """A saved page is one change; files the one input rule skips (an editor's backup, a hidden file, Python's
+    cache) and the build's own output are none; a folder that appears is a change and is watched; a link loop
+    in content/ neither hangs the watcher nor hides an edit."""
     content = tmp_path / "content"
     (content / "zh").mkdir(parents=True)
     (content / "zh" / "page.md").write_text("x")
     (content / "zh" / "loop1").symlink_to(".")
     (content / "zh" / "loop2").symlink_to(".")
-    seen = serve.snapshot(tmp_path)  # returns: the links are recorded, not followed
-    assert sorted(Path(p).name for p in seen) == ["loop1", "loop2", "page.md"]
+    seen, stop = _watch(tmp_path)
+    try:
+        (content / "zh" / "page.md.swp~").write_text("backup")
+        (content / "zh" / ".page.md.swp").write_text("hidden")
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "index.html").write_text("built")
+        (tmp_path / ".cache").mkdir()
+        (tmp_path / ".cache" / "x.json").write_text("{}")
+        with pytest.raises(queue.Empty):
+            seen.get(timeout=1.5)
+        start = time.perf_counter()
+        (content / "zh" / "page.md").write_text("y")
+        seen.get(timeout=5)
+        assert time.perf_counter() - start < 1.0
+        with pytest.raises(queue.Empty):  # one save, one change
+            seen.get(timeout=0.5)
+        (tmp_path / "figures").mkdir()
+        (tmp_path / "figures" / "f.py").write_text("def f(v, l): pass\n")
+        seen.get(timeout=5)  # the new folder
+        time.sleep(1.0)
+        while not seen.empty():
+            seen.get()
+        (tmp_path / "figures" / "f.py").write_text("def g(v, l): pass\n")
+        seen.get(timeout=5)  # and a file in it, once it is watched
+    finally:
+        stop.set()
 
 
 def test_a_link_in_the_site_to_a_file_outside_is_not_served(tiny_preview, tmp_path):

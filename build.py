@@ -67,6 +67,8 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", metavar="URL", help="where the site is published, e.g. https://you.github.io/course/ "
                    "(default: content/site.yaml's base_url)")
     p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
+    p.add_argument("--pdf", action="store_true", help="also print every page, and each language's whole course, "
+                   "into site/pdf/ (Chromium), linked from each page")
     p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
     p.add_argument("--port", type=_port, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")
@@ -90,7 +92,7 @@ def options_of(args: argparse.Namespace):
     return Options(root=args.root, out=args.out, seed=args.seed, seeds=args.seeds, executor=args.executor,
                    jobs=args.jobs, force=args.force, strict=args.strict, base_url=args.base_url,
                    search=not args.no_search, timings=args.timings, verify=args.verify,
-                   frozen_only=args.frozen_only, freeze=args.freeze, refresh=tuple(args.refresh))
+                   frozen_only=args.frozen_only, freeze=args.freeze, refresh=tuple(args.refresh), pdf=args.pdf)
 
 
 def serve(options, port: int) -> None:
@@ -101,7 +103,7 @@ def serve(options, port: int) -> None:
     from lessonkit.serve import serve as serve_site
     from lessonkit.write.lock import lock
 
-    options = options.replace(search=False, fork=False, freeze=False, refresh=())
+    options = options.replace(search=False, fork=False, freeze=False, refresh=(), pdf=False)
 
     def rebuild() -> tuple[str, list[str]]:
         notes: list[str] = []

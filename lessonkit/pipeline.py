@@ -42,6 +42,7 @@ class Options:
         "frozen_only": False,  # a missing or stale frozen result is an error, never a run (CI)
         "freeze": False,  # write every experiment's reports into results/ after the build
         "refresh": (),  # experiments to run again, ignoring cache and frozen file, and freeze
+        "pdf": False,  # print every page, and each language's whole course, into site/pdf/ (Chromium)
     }
 
     def __init__(self, root: Path, out: Path, **chosen):
@@ -70,7 +71,7 @@ def build_if_changed(options: Options, say=print) -> dict | None:
     stamp_file = root / ".cache" / "build-stamp.json"
     chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
               "search": options.search, "base_url": options.base_url, "kernels": numeric_env(),
-              "verify": options.verify, "frozen_only": options.frozen_only}
+              "verify": options.verify, "frozen_only": options.frozen_only, "pdf": options.pdf}
     if options.freeze or options.refresh:  # asked to write results/: never skipped
         chosen["freeze"] = time.time_ns()
     now = inputs.fingerprint(root, ENGINE, chosen)
@@ -106,7 +107,7 @@ def build(options: Options, say=print) -> dict:
         pages = clock("parse", parse(course, measured, pages_cache, site, options, say))
         drawn = clock("draw", draw(course, pages, measured, options, say))
         files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, options, say))
-        clock("write", write(files, site, options, say))
+        clock("write", write(files, site, course, options, say))
     pages_cache.save(pages, options.out.resolve())
     freeze(course, measured, options, say)
     changed = changed_values(pages, course.cache / "shown.json")
@@ -203,6 +204,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     from lessonkit.versions import package_version
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
+    renderers += " pdf" if options.pdf else ""  # the pages link to their PDFs
     parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
                       force=options.force, jobs=options.jobs, fork=may_fork(options), say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
@@ -348,20 +350,29 @@ def site_pages(course, pages: list, measured, env, info: dict) -> dict:
     return files
 
 
-def write(files: dict, site, options: Options, say) -> None:
-    """The site swapped in whole, with its search index made over the finished pages first."""
-    from lessonkit.write import search
+def write(files: dict, site, course, options: Options, say) -> None:
+    """The site swapped in whole, with its search index (and with --pdf its PDFs) made over the finished pages
+    first."""
+    from lessonkit.write import pdf, search
 
-    if options.search:
-        say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
-    site.write(files, finish=search.index if options.search else None)
+    def finish(folder: Path) -> None:
+        if options.search:
+            say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
+            search.index(folder)
+        if options.pdf:
+            by_language = {lang: [(p.url, p.meta["title"]) for p in course.site.pages if p.lang == lang]
+                           for lang in course.site.languages}
+            say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
+            pdf.print_course(folder, by_language, course.site.config["title"])
+
+    site.write(files, finish=finish if options.search or options.pdf else None)
 
 
 # -- what the stages share --------------------------------------------------------------------------
 
 def build_info(course, options: Options) -> dict:
     """What templates say about the build itself."""
-    return {"seed": course.seed, "seeds": len(course.seeds), "search": options.search}
+    return {"seed": course.seed, "seeds": len(course.seeds), "search": options.search, "pdf": options.pdf}
 
 
 def may_fork(options: Options) -> bool:

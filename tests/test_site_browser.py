@@ -31,7 +31,9 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 800}
 # bytes, uncompressed, before figures and fonts; popover panels apart. 96 KB since the audit covers every statement
 # of fact: the L5 page then carried 40 audited statements (a mark, a list entry and a panel each) and measured 87 KB.
-HTML_CSS_BUDGET = 96_000
+# 100 KB since the panels print as numbered notes (--pdf): each mark's data-note and the print rules added 3.8 KB
+# to the L5 page (92.4 → 96.2 KB).
+HTML_CSS_BUDGET = 100_000
 PANEL_BUDGET = 6_000  # bytes, one provenance or audit panel
 CLS_BUDGET = 0.001
 AXE = Axe()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lessonkit import names
@@ -124,8 +125,25 @@ def side_by_side_links(course, page) -> list[tuple[str, str]]:
 
 
 def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:
-    """A page with its figures' sizes and its cross-references' numbers filled in (and no block markers)."""
-    return strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings))
+    """A page with its figures' sizes and its cross-references' numbers filled in (and no block markers), its
+    panels numbered as notes for print."""
+    return number_notes(strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels,
+                                                strings)))
+
+
+_PANEL = re.compile(r'<div class="prov[^"]*" id="([^"]+)" popover')
+_OPENS = re.compile(r'popovertarget="([^"]+)"')
+
+
+def number_notes(html: str) -> str:
+    """On paper the provenance and audit panels are notes (the print stylesheet shows them where their
+    containers are, numbered in that order): each mark that opens one carries its number, data-note."""
+    start = html.find('<div class="panels"')
+    if start < 0:
+        return html
+    numbers = {pid: n for n, pid in enumerate(_PANEL.findall(html, start), 1)}
+    return _OPENS.sub(lambda m: f'{m.group(0)} data-note="{numbers[m.group(1)]}"' if m.group(1) in numbers
+                      else m.group(0), html)
 
 
 def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:

@@ -1,0 +1,72 @@
+"""--pdf: every page of each language printed by Chromium (the print stylesheet), and each language's whole
+course joined in reading order, into site/pdf/; each page links to both."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import EXERCISE, append_to_page, make_course, run_build, with_figure
+
+NUMBERED = {"zh": "\n$$\nz = \\frac{x - \\bar{x}}{s}\n$$ (zscore)\n\n见 {ref}`eq:zscore`。\n",
+            "en": "\n$$\nz = \\frac{x - \\bar{x}}{s}\n$$ (zscore)\n\nSee {ref}`eq:zscore`.\n"}
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory):
+    root = make_course(tmp_path_factory.mktemp("pdf") / "c")
+    append_to_page(append_to_page(with_figure(root), "page", EXERCISE), "page", NUMBERED)
+    result = run_build("--pdf", "--no-search", "--check", "--out", root / "site", root=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root / "site"
+
+
+def text_of(pdf) -> str:
+    """A PDF's text without white space (the extraction spaces runs of text as it pleases), NFKC-normalised:
+    Chromium maps some CJK glyphs of Noto Sans CJK to their Kangxi-radical code points (⼩ for 小)."""
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    text = "".join(page.extract_text() for page in PdfReader(pdf).pages)
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_each_page_prints_with_its_measured_values_and_numbered_notes(printed, lang):
+    from lessonkit import checks
+
+    html = (printed / lang / "page.html").read_text("utf-8")
+    assert f'href="../pdf/{lang}/page.pdf"' in html and f'href="../pdf/{lang}.pdf"' in html
+    import unicodedata
+
+    shown = ["".join(unicodedata.normalize("NFKC", text).split()) for _, text in checks.scan(html).values]
+    assert len(shown) >= 4
+    text = text_of(printed / "pdf" / lang / "page.pdf")
+    for value in shown:
+        assert value in text, (value, text[:500])
+    # The panels are notes on paper: each mark that opens one carries the panel's number.
+    notes = re.findall(r'popovertarget="([^"]+)" data-note="(\d+)"', html)
+    assert notes and {n for _, n in notes} == {str(i) for i in range(1, len({p for p, _ in notes}) + 1)}
+    assert "(1)" in text  # the numbered equation keeps its number
+    assert "zscore" not in text  # (its label is an anchor, not text)
+
+
+@pytest.mark.browser
+def test_the_whole_course_of_a_language_is_one_pdf_with_a_bookmark_per_page(printed):
+    from pypdf import PdfReader
+
+    for lang, title in (("zh", "小实验"), ("en", "A tiny experiment")):
+        book = PdfReader(printed / "pdf" / f"{lang}.pdf")
+        one = PdfReader(printed / "pdf" / lang / "page.pdf")
+        assert len(book.pages) == len(one.pages) >= 1
+        assert [item.title for item in book.outline] == [title]
+        assert book.metadata.title == {"zh": "小课", "en": "A tiny course"}[lang]
+
+
+def test_without_pdf_no_page_links_to_one(tmp_path):
+    root = make_course(tmp_path / "c")
+    assert run_build("--no-search", "--out", root / "site", root=root).returncode == 0
+    html = (root / "site" / "en" / "page.html").read_text("utf-8")
+    assert "pdf/" not in html and not (root / "site" / "pdf").exists()

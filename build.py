@@ -163,7 +163,7 @@ def new(argv: list[str]) -> int:
     from lessonkit.scaffold import init_course, new_page
 
     try:
-        steps = init_course(args.dir.resolve(), [x.strip() for x in args.languages.split(",") if x.strip()]) \
+        steps = init_course(args.dir.resolve(), [x.strip() for x in args.languages.split(",")]) \
             if init else new_page(args.root.resolve(), args.page, args.experiment, args.after)
         for line in steps:
             print(line)

@@ -226,10 +226,13 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
             errors.append(exc)
             return False
 
-    figures_ok = gathered(figures.check_named, course.root, built)
+    before = len(errors)
+    gathered(figures.check_named, course.root, built)
+    # A figure's typo is reported at the figure, not again at the {ref}s that name it rightly: on a page with
+    # an unknown figure, a {ref} to a figure it lacks waits for the figure's fix.
+    typo = {str(e.path) for exc in errors[before:] for e in getattr(exc, "errors", [exc])}
     gathered(crosscheck.check_twins, built, source)
-    # a figure's typo is reported at the figure, not again at the {ref}s that name it rightly
-    gathered(crosscheck.check_links, built, figure_refs=figures_ok)
+    gathered(crosscheck.check_links, built, {b.page.url for b in built if str(b.page.path) in typo})
     for problem in crosscheck.check_alignment(built, source):
         if options.strict:
             late.append(problem)
@@ -420,10 +423,11 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
 def check_out(root: Path, out: Path) -> None:
     """The output folder is replaced whole: never let it be the course, or a folder that is not a site."""
     from lessonkit.errors import BuildError
+    from lessonkit.load import theme
     from lessonkit.load.inputs import INPUTS
     from lessonkit.write.staging import MANIFEST
 
-    inputs = [root / name for name in (*INPUTS, "lessonkit", ".git")]
+    inputs = [root / name for name in (*INPUTS, "lessonkit", ".git")] + [theme.DEFAULT]
     if out in (root, ENGINE) or root.is_relative_to(out) or ENGINE.is_relative_to(out) \
             or any(out.is_relative_to(folder) for folder in inputs):
         raise BuildError(f"--out {out}: would replace the course itself; choose another folder")

@@ -71,7 +71,7 @@ LABELS = {labels}
 
 
 def summary(values, lang):
-    t = LABELS.get(lang, LABELS["en"])
+    t = LABELS[lang] if lang in LABELS else next(iter(LABELS.values()))
     fig, ax = plt.subplots(figsize=(4, 2.5))
     ax.bar([0, 1], [values["{name}.mean"], values["{name}.std"]], color=["C0", "C1"])
     ax.set_xticks([0, 1], [t["mean"], t["std"]])
@@ -262,10 +262,13 @@ def init_course(root: Path, languages: list[str]) -> list[str]:
 
     from lessonkit.load import theme
 
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+    if root.exists() and not root.is_dir():
+        raise BuildError(f"init {root}: a file, not a folder; nothing was written")
+    if root.exists() and any(root.iterdir()):
         raise BuildError(f"init {root}: not an empty folder; nothing was written")
-    if not languages or len(set(languages)) != len(languages):
-        raise BuildError(f"--languages {','.join(languages)}: name each language once, the source first (zh,en)")
+    if not languages or len(set(languages)) != len(languages) or not all(languages):
+        raise BuildError(f"--languages {','.join(languages)!r}: name each language once, separated by commas, the "
+                         "source first (e.g. zh,en)")
     have = sorted(Path(rel).stem for rel in theme.listing(root, "i18n") if rel.endswith(".yaml"))
     missing = [lang for lang in languages if lang not in have]
     if missing:

@@ -67,27 +67,47 @@ def watched(root: Path) -> list[Path]:
 
 def _inputs_only(folders: list[Path]):
     """The watcher's filter: a file below a watched folder, unless the one rule of inputs.py skips a part of its
-    path there (hidden files, Python's caches, editors' backups)."""
+    path there (hidden files, Python's caches, editors' backups). inotify follows linked folders, the build
+    does not: a path that leads out of its folder (content/loop -> ..) is not an input, so the build's own
+    writes to site/ seen through such a link never start another build."""
+    real = [(f, f.resolve()) for f in folders]
+
     def keep(change, path: str) -> bool:
         p = Path(path)
-        return any(p.is_relative_to(f) and not any(skipped(x) for x in p.relative_to(f).parts) for f in folders)
+        for folder, resolved in real:
+            if p.is_relative_to(folder):
+                return not any(skipped(x) for x in p.relative_to(folder).parts) and \
+                    p.resolve().is_relative_to(resolved)
+        return False
     return keep
 
 
 def changes(root: Path, stop: threading.Event):
     """Yield once for each change to the course's inputs, a save settled (no event for 50 ms, as an editor
-    truncates and then writes), until stop is set. inotify through watchfiles, not a polling walk; a folder
-    that appears (figures/ made by `build.py new`) or vanishes is a change, and is watched from then on."""
-    import watchfiles
+    truncates and then writes), until stop is set. inotify through watchfiles, not a polling walk. A folder
+    that appears (figures/ made by `build.py new`), vanishes or is replaced is a change: it is watched anew
+    first, so that what is saved during the rebuild it starts is seen."""
+    try:
+        import watchfiles
+    except ImportError:
+        from lessonkit.errors import BuildError
 
+        raise BuildError("the preview needs watchfiles: make site installs the pinned dependencies into .venv") \
+            from None
+    pending = False
     while not stop.is_set():
         folders = watched(root)
+        # The first batch comes once the new watches are in place (at the latest after rust_timeout).
         for batch in watchfiles.watch(*folders, watch_filter=_inputs_only(folders), stop_event=stop, step=50,
                                       rust_timeout=500, yield_on_timeout=True, raise_interrupt=True):
-            now = watched(root)
-            if batch or now != folders:
+            if batch or pending:
+                pending = False
                 yield
-            if now != folders:
+            # A watched folder removed (its watch is dead, even if a new one has its name by now), or one that
+            # appeared or vanished: watch anew, then build once more.
+            gone = {Path(path) for change, path in batch if change == watchfiles.Change.deleted}
+            if gone & set(folders) or watched(root) != folders:
+                pending = True
                 break
 
 

@@ -231,6 +231,23 @@ def test_independent_mistakes_are_all_reported_in_one_pass_sorted_by_file_and_li
     assert snapshot(out) == before
 
 
+def test_mistakes_in_a_title_are_errors_of_its_page(built):
+    """A value, a formula or a claim in a title is rendered into the page's <h1>: its mistakes fail the build,
+    said of the title."""
+    course, out, before = built
+    edit(course, ZH, "title: 小实验", "title: 小实验 {val}`tiny.maen`")
+    edit(course, EN, "title: A tiny experiment", "title: A tiny $\\foo{x}$ {claim}`tiny.nope`")
+    result = run_build("--out", out, root=course)
+    assert result.returncode == 1, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "3 errors", result.stderr
+    assert sorted(lines[:-1]) == sorted([
+        f"error: {EN}: title: unknown LaTeX command \\foo in $\\foo{{x}}$",
+        f"error: {EN}: title: unknown claim 'tiny.nope' (did you mean 'tiny.spread'?)",
+        f"error: {ZH}: title: unknown value key 'tiny.maen' (did you mean 'tiny.mean'?)"]), result.stderr
+    assert snapshot(out) == before
+
+
 def test_debug_shows_the_traceback(built):
     course, out, _ = built
     _unknown_value_key(course)
@@ -268,11 +285,14 @@ def test_odd_but_valid_input_builds(built, variant):
         assert "「引号」" in html
 
 
-@pytest.mark.parametrize("target", ["course", "content", "stranger"])
+@pytest.mark.parametrize("target", ["course", "content", "stranger", "theme"])
 def test_out_never_replaces_the_course_or_a_folder_that_is_not_a_site(built, target):
+    from conftest import ROOT
+
     course, _, _ = built
     before = snapshot(course / "content")
-    out = {"course": course, "content": course / "content", "stranger": course / "notes"}[target]
+    out = {"course": course, "content": course / "content", "stranger": course / "notes",
+           "theme": ROOT / "templates" / "out"}[target]  # (the default theme is every course's input)
     if target == "stranger":
         out.mkdir()
         (out / "todo.txt").write_text("mine")

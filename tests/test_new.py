@@ -256,8 +256,39 @@ def test_init_refuses_a_folder_in_use_and_a_language_the_theme_lacks(tmp_path):
     assert result.returncode == 1 and len(lines) == 1, result.stderr
     assert "the default theme has no interface strings for ja (it has en, zh)" in lines[0]
     assert not (tmp_path / "ja").exists()
-    result = init(tmp_path / "twice", "--languages", "zh,zh")
-    assert result.returncode == 1 and "name each language once" in result.stderr
+    for odd in ("zh,zh", "zh,", ""):
+        result = init(tmp_path / "twice", "--languages", odd)
+        assert result.returncode == 1 and "name each language once" in result.stderr, (odd, result.stderr)
+        assert not (tmp_path / "twice").exists()
+
+
+@pytest.mark.parametrize("languages", ["zh", "en,zh"])
+def test_init_with_other_languages_builds_and_checks_at_once(tmp_path, languages):
+    course = tmp_path / "c"
+    assert init(course, "--languages", languages).returncode == 0
+    result = check(course)
+    assert result.returncode == 0, result.stdout + result.stderr
+    first = languages.split(",")[0]
+    assert (course / "site" / first / "welcome.html").is_file()
+    assert "figures/first.summary" in (course / "site" / first / "welcome.html").read_text("utf-8")
+
+
+def test_a_theme_file_may_not_lead_outside_the_course_and_the_default_theme(tmp_path):
+    """A course's template linked to a file of the engine's repository that is not its theme is refused, as a
+    link outside the course is."""
+    course = tmp_path / "c"
+    assert init(course).returncode == 0
+    (course / "templates").mkdir()
+    (course / "templates" / "page.html").symlink_to(ROOT / "Makefile")
+    result = check(course)
+    assert result.returncode == 1 and result.stderr.strip() == "error: templates/page.html: template 'page.html' " \
+        "links to a file outside the course: refused", result.stderr
+    (course / "templates" / "page.html").unlink()
+    (course / "templates").rmdir()
+    (course / "templates").write_text("not a folder")
+    result = check(course)
+    assert result.returncode == 1 and result.stderr.startswith("error: templates: a file, not a folder"), \
+        result.stderr
 
 
 def test_a_course_overrides_the_default_theme_one_file_at_a_time(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import re
+import shutil
 import sys
 import threading
 import time
@@ -278,6 +279,7 @@ def test_the_watcher_sees_inputs_only_and_is_not_trapped_by_a_link_loop(tmp_path
     (content / "zh" / "page.md").write_text("x")
     (content / "zh" / "loop1").symlink_to(".")
     (content / "zh" / "loop2").symlink_to(".")
+    (content / "up").symlink_to("..")  # the course itself, site/ and .cache/ included, through a link
     seen, stop = _watch(tmp_path)
     try:
         (content / "zh" / "page.md.swp~").write_text("backup")
@@ -302,6 +304,16 @@ def test_the_watcher_sees_inputs_only_and_is_not_trapped_by_a_link_loop(tmp_path
             seen.get()
         (tmp_path / "figures" / "f.py").write_text("def g(v, l): pass\n")
         seen.get(timeout=5)  # and a file in it, once it is watched
+        # A folder removed and made again at once is another folder: watched anew.
+        shutil.rmtree(tmp_path / "figures")
+        (tmp_path / "figures").mkdir()
+        (tmp_path / "figures" / "f.py").write_text("def h(v, l): pass\n")
+        seen.get(timeout=5)
+        time.sleep(1.0)
+        while not seen.empty():
+            seen.get()
+        (tmp_path / "figures" / "f.py").write_text("def k(v, l): pass\n")
+        seen.get(timeout=5)
     finally:
         stop.set()
 

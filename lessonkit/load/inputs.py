@@ -29,7 +29,7 @@ def skipped(name: str) -> bool:
 def _walk(folder: Path, h) -> None:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (a file where a folder belongs: the load stage says so)
         return
     for entry in entries:
         if skipped(entry.name):

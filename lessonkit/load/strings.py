@@ -36,8 +36,10 @@ def load_strings(root: Path, languages: list[str]) -> dict:
     for lang in rest:
         missing = set(strings[first]) ^ set(strings[lang])
         if missing:
+            # Named at the file that lacks the first of them (a course's override, more often than the theme's).
+            lacking = lang if sorted(missing)[0] in strings[first] else first
             raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
-                             theme.shown(root, theme.find(root, f"i18n/{lang}.yaml")))
+                             theme.shown(root, theme.find(root, f"i18n/{lacking}.yaml")))
     return strings
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lessonkit.errors import BuildError
 from lessonkit.load.inputs import skipped
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "templates"
@@ -19,6 +20,9 @@ def folders(root: Path) -> list[Path]:
     """The theme folders of a course, the first that has a file giving it."""
     own = root / "templates"
     if not own.is_dir():
+        if own.exists():
+            raise BuildError("a file, not a folder: templates/ holds the course's own templates (or leave it out "
+                             "to use the default theme)", "templates")
         return [DEFAULT]
     return [own] if own.resolve() == DEFAULT else [own, DEFAULT]
 

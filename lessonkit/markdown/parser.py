@@ -222,13 +222,16 @@ def to_html(page: Page, inputs: Inputs, errors: list | None = None) -> tuple[str
     env = {"ctx": ctx}
     tokens = md.parse(page.body, env)
     body = md.renderer.render(tokens, md.options, env)
-    if errors is None:
+    ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
+    if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
+        found = len(ctx.errors)
+        ctx.out.title_html = md.renderInline(page.meta["title"], {"ctx": ctx, "title": True})
+        for exc in ctx.errors[found:]:  # said of the front matter's title, not of a line of the body
+            exc.line, exc.message = None, f"title: {exc.message}"
+    if errors is None:  # (after the title: its mistakes are the page's too)
         raise_all(ctx.errors)
     else:
         errors.extend(ctx.errors)
-    ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
-    if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
-        ctx.out.title_html = md.renderInline(page.meta["title"], {"ctx": ctx, "title": True})
     return body, ctx.out
 
 

@@ -30,11 +30,15 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
 
 class _CourseLoader(jinja2.FileSystemLoader):
     """Templates from the course's templates/, then the default theme's (theme.py): a link that leads outside
-    the folder holding the theme it is found in is refused."""
+    the course and the default theme is refused (the static files' rule)."""
+
+    def __init__(self, root: Path):
+        super().__init__([str(folder) for folder in theme.folders(root)])
+        self.tops = [root.resolve(), theme.DEFAULT]
 
     def get_source(self, environment, template):
         source, filename, uptodate = super().get_source(environment, template)
-        tops = [Path(p).resolve().parent for p in self.searchpath]
+        tops = self.tops
         if not any(Path(filename).resolve().is_relative_to(top) for top in tops):
             raise BuildError(f"template {template!r} links to a file outside the course: refused",
                              f"templates/{template}")
@@ -48,7 +52,7 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
     except OSError:
         cache = None
     env = jinja2.Environment(
-        loader=_CourseLoader([str(folder) for folder in theme.folders(root)]),
+        loader=_CourseLoader(root),
         # Compiled templates are kept between builds (Jinja checks each template's mtime).
         bytecode_cache=_BytecodeCache(str(cache)) if cache is not None else None,
         autoescape=jinja2.select_autoescape(["html", "xml"]),

@@ -60,10 +60,15 @@ class BuildErrors(BuildError):
         return "\n".join(map(str, self.errors))
 
 
+def each(exc: BaseException) -> list:
+    """The errors an exception stands for: those gathered in a BuildErrors, or itself."""
+    return exc.errors if isinstance(exc, BuildErrors) else [exc]
+
+
 def _in_order(errors) -> list[BuildError]:
     flat, seen = [], set()
     for exc in errors:
-        for one in exc.errors if isinstance(exc, BuildErrors) else [exc]:
+        for one in each(exc):
             if str(one) not in seen:  # the same mistake reached by two routes is one error
                 seen.add(str(one))
                 flat.append(one)
@@ -84,7 +89,7 @@ def raise_all(errors: list[BuildError], late: list[BuildError] = ()) -> None:
 def error_lines(exc: BaseException) -> list[str]:
     """What the command line prints for a build's error: `error: file:line: …` for each, and a count when
     there are several."""
-    errors = exc.errors if isinstance(exc, BuildErrors) else [exc]
+    errors = each(exc)
     out = [f"error: {one}" for one in errors]
     if len(errors) > 1:
         out.append(f"{len(errors)} errors")

@@ -197,7 +197,7 @@ def freeze(course, measured, options: Options, say) -> None:
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
     from lessonkit import figures
-    from lessonkit.errors import BuildError, raise_all
+    from lessonkit.errors import BuildError, each, raise_all
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
     from lessonkit.render import environment, side_by_side
@@ -218,19 +218,17 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     built = [b for b in parsing.pages if b.collected is not None]  # (a page stopped at an error collected nothing)
     source = course.site.source_language
 
-    def gathered(check, *args, **kw) -> bool:
+    def gathered(check, *args) -> None:
         try:
-            check(*args, **kw)
-            return True
+            check(*args)
         except BuildError as exc:
             errors.append(exc)
-            return False
 
     before = len(errors)
     gathered(figures.check_named, course.root, built)
     # A figure's typo is reported at the figure, not again at the {ref}s that name it rightly: on a page with
     # an unknown figure, a {ref} to a figure it lacks waits for the figure's fix.
-    typo = {str(e.path) for exc in errors[before:] for e in getattr(exc, "errors", [exc])}
+    typo = {str(e.path) for exc in errors[before:] for e in each(exc)}
     gathered(crosscheck.check_twins, built, source)
     gathered(crosscheck.check_links, built, {b.page.url for b in built if str(b.page.path) in typo})
     for problem in crosscheck.check_alignment(built, source):

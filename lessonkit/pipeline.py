@@ -145,7 +145,7 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
-    from lessonkit.load import content, inputs
+    from lessonkit.load import content, inputs, references
     from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
     from lessonkit.render import environment
@@ -165,7 +165,9 @@ def load(options: Options, say):
         if site.is_stale(page) and not options.strict:  # under --strict, an error of the parse stage's
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
     strings = load_strings(root, site.languages)
-    return Course(root, site, strings, content.load_glossary(root, site.languages), content.load_references(root),
+    sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
+                              site.config.get("citation_style", content.MISSING))
+    return Course(root, site, strings, content.load_glossary(root, site.languages), sources,
                   seed_set(site.config, options),
                   templates=environment.environment(root, strings, root / ".cache" / "templates"))
 

@@ -284,6 +284,22 @@ def _check_pages(value, config, ctx):
     return value
 
 
+def _check_citation_style(value, config, ctx):
+    if value is MISSING:
+        return value
+    styles = value if isinstance(value, dict) else {lang: value for lang in config["languages"]}
+    what = "citation_style: expected a .csl file in content/, or one per language"
+    if not styles or any(lang not in config["languages"] for lang in styles):
+        raise BuildError(f"{what} ({', '.join(config['languages'])})", *ctx.at("citation_style"))
+    for style in styles.values():
+        if not isinstance(style, str) or not style.endswith(".csl") or not slug_ok(style.removesuffix(".csl")):
+            raise BuildError(f"{what}, got {style!r}", *ctx.at("citation_style"))
+        path = ctx.root / "content" / style  # in content/: an input, watched and fingerprinted like the pages
+        if not path.is_file() or not path.resolve().is_relative_to(ctx.root.resolve()):
+            raise BuildError(f"citation_style: no file content/{style}", *ctx.at("citation_style"))
+    return value
+
+
 # site.yaml, declared once: the loader walks it, the reference table in docs/reference.md is checked against it.
 SITE = (
     Key("languages", ["zh", "en"], "the course's languages, in the order the home page lists them", _check_languages),
@@ -302,6 +318,9 @@ SITE = (
         _check_timeout),
     Key("experiments", [], "the experiments the pages use: files in `experiments/`, without `.py`",
         _check_experiments),
+    Key("citation_style", MISSING, "the CSL style of the sources in the audit and the bibliography: a `.csl` "
+        "file in `content/`, or one per language (default: Harvard, Cite Them Right, in each language's locale)",
+        _check_citation_style),
     Key("pages", MISSING, "every page, in order: paths below `content/<lang>/`, without `.md`; a `folder/index` "
         "page is the section index above the folder's pages", _check_pages),
 )
@@ -480,34 +499,6 @@ def safe_url(url) -> bool:
         return False
     scheme = urlsplit(url.strip()).scheme.lower()
     return scheme in ("http", "https", "")
-
-
-def load_references(root: Path) -> dict:
-    """content/references.yaml: key -> {authors, title, year, venue, url, note}, checked field by field."""
-    refs = load_data(root, "references.yaml", {})
-    path = root / "content" / "references.yaml"
-    text = read_text(path, "content/references.yaml") if path.is_file() else ""
-    out = {}
-    for key, entry in refs.items():
-        where = ("content/references.yaml", line_of_key(text, str(key)))
-        if not isinstance(entry, dict):
-            raise BuildError(f"reference {key!r}: expected authors and title (year, venue, url, note optional)",
-                             *where)
-        unknown = set(entry) - {"authors", "year", "title", "venue", "url", "note"}
-        if unknown:
-            raise BuildError(f"reference {key!r}: unknown field(s) {', '.join(sorted(map(str, unknown)))}", *where)
-        for field_ in ("authors", "title"):
-            if not isinstance(entry.get(field_), (str, int)) or not str(entry[field_]).strip():
-                raise BuildError(f"reference {key!r} needs a {field_}", *where)
-        if "year" in entry and not isinstance(entry["year"], (str, int)):  # a web page may have none
-            raise BuildError(f"reference {key!r}: year must be a year or text", *where)
-        for field_ in ("venue", "url", "note"):
-            if field_ in entry and not isinstance(entry[field_], str):
-                raise BuildError(f"reference {key!r}: {field_} must be text", *where)
-        if not safe_url(entry.get("url", "")):
-            raise BuildError(f"reference {key!r}: url {entry['url']!r} is not an http(s) or relative address", *where)
-        out[str(key)] = {"year": "", "venue": "", "url": "", "note": "", **{k: str(v) for k, v in entry.items()}}
-    return out
 
 
 def load_glossary(root: Path, languages: list[str]) -> list[dict]:

@@ -71,7 +71,9 @@ class Inputs:
 
     def reference(self, key: str) -> dict:
         if key not in self.references:
-            raise BuildError(f"unknown reference {key!r}: add it to content/references.yaml")
+            from lessonkit.load.references import unknown
+
+            raise unknown(key, self.references)
         return self.references[key]
 
 

@@ -28,9 +28,11 @@ def shared_inputs_key(course, engine, renderers: str) -> str:
     from lessonkit.io import files_digest
     from lessonkit.load import theme
     from lessonkit.load.inputs import skipped
+    from lessonkit.load.references import style_files
 
     content = course.root / "content"
-    extra = [content / n for n in ("glossary.yaml", "references.yaml") if (content / n).is_file()]
+    extra = [content / n for n in ("glossary.yaml", "references.yaml", "references.bib") if (content / n).is_file()]
+    extra += style_files(course.root, course.site.config)
     return files_digest(*theme.folders(course.root), content / "site.yaml", engine / "lessonkit", *extra,
                         skip=skipped) + renderers + course.site.config.get("base_url", "")
 

@@ -106,6 +106,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
+                   bibliography=bibliography(built.collected.audits, page.lang),
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
                    side_by_side=side_by_side_links(course, page))
@@ -163,7 +164,13 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
         rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
-        has_math="<math" in src.body + other.body))
+        bibliography=bibliography(collected.audits, src.lang), has_math="<math" in src.body + other.body))
+
+
+def bibliography(audits: list, lang: str) -> list[dict]:
+    """The sources the page's audits cite, each once, in the citation style's order."""
+    cited = {a["ref"]["key"]: a["ref"] for a in audits if a["ref"]}
+    return sorted(cited.values(), key=lambda ref: ref["order"][lang])
 
 
 def audit_counts(audits: list) -> dict:

@@ -1,0 +1,234 @@
+"""Sources from BibTeX: content/references.bib read with pybtex, formatted by a CSL style per language, listed in
+each page's bibliography and in the audit panels that cite them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import build_here, course_from, run_build
+
+from lessonkit.errors import BuildError
+
+BIB = r"""% sources
+@article{mueller2020,
+  author  = {Anna M{\"u}ller and Bo Li and others},
+  title   = {Spread of {Gaussian} Means},
+  journal = {Journal of Tiny Results},
+  volume  = {3},
+  pages   = {10--20},
+  year    = {2020},
+  doi     = {10.1234/jtr.2020.3},
+}
+
+@misc{adams2019,
+  author = {Cy Adams},
+  title  = {Means & <Medians> "in" Practice},
+  year   = {2019},
+  url    = {https://example.org/a?x=1&y=2},
+}
+
+@book{unused1900,
+  author = {Nobody Cited},
+  title  = {A Book No Page Cites},
+  year   = {1900},
+}
+"""
+
+PAGES = """
+-- content/references.bib --
+{bib}
+-- content/zh/page.md --
+---
+title: 出处
+description: 一页。
+---
+
+## 句子 {{#s}}
+
+[均值接近零]{{.claim audit=cited ref=mueller2020 at="表 2"}}。[中位数也是]{{.claim audit=cited ref=adams2019 at="第 5 页"}}。
+-- content/en/page.md --
+---
+title: Sources
+description: One page.
+translated_from: {{digest:zh/page.md}}
+---
+
+## Sentences {{#s}}
+
+[The mean is near zero]{{.claim audit=cited ref=mueller2020 at="Table 2"}}. [So is the median]{{.claim audit=cited ref=adams2019 at="p. 5"}}.
+"""
+
+
+def cited_course(root, bib: str = BIB, extra: str = ""):
+    return course_from(root, PAGES.format(bib=bib) + extra)
+
+
+def bibliography(html: str) -> list[tuple[str, str]]:
+    section = html[html.index('<section class="bibliography" id="references"'):]
+    section = section[:section.index("</section>")]
+    return re.findall(r'<li id="ref-([^"]+)"><span class="csl-entry">(.*?)</span></li>', section, re.S)
+
+
+def panel(html: str, n: int) -> str:
+    start = html.index(f'id="audit-panel-{n}"')
+    return html[start:html.index("</div>", start)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = cited_course(tmp_path_factory.mktemp("refs") / "c")
+    build_here(root)
+    return root
+
+
+def test_each_page_lists_the_sources_it_cites_in_its_language_style(built):
+    en = (built / "site/en/page.html").read_text("utf-8")
+    zh = (built / "site/zh/page.html").read_text("utf-8")
+    # Cited entries only, in the style's order (by author), each formatted in the page's language.
+    assert [key for key, _ in bibliography(en)] == ["adams2019", "mueller2020"]
+    assert [key for key, _ in bibliography(zh)] == ["adams2019", "mueller2020"]
+    mueller_en, mueller_zh = dict(bibliography(en))["mueller2020"], dict(bibliography(zh))["mueller2020"]
+    # TeX accents decoded, "and others" cut to et al. by the style, pages as a range, the DOI a link.
+    assert mueller_en.startswith("Müller, A. <i>et al.</i> (2020) “Spread of Gaussian Means”, "
+                                 "<i>Journal of Tiny Results</i>, 3, pp. 10–20.")
+    assert mueller_zh.startswith("Müller, A. <i>等</i> (2020) 《Spread of Gaussian Means》")
+    assert '<a class="external" rel="noopener external" href="https://doi.org/10.1234/jtr.2020.3">' in mueller_en
+    assert "A Book No Page Cites" not in en
+
+
+def test_text_from_bibtex_is_escaped_and_its_address_is_one_link(built):
+    en = (built / "site/en/page.html").read_text("utf-8")
+    adams = dict(bibliography(en))["adams2019"]
+    assert "Means &amp; &lt;Medians&gt; &quot;in&quot; Practice" in adams and "<Medians>" not in en
+    assert adams.count('href="https://example.org/a?x=1&amp;y=2"') == 1
+
+
+def test_an_audit_panel_shows_its_source_as_the_bibliography_does_and_where_in_it(built):
+    en = (built / "site/en/page.html").read_text("utf-8")
+    first = panel(en, 1)
+    assert dict(bibliography(en))["mueller2020"] in first
+    assert '<a href="#ref-mueller2020">References</a>' in first
+    assert "Where: Table 2" in first
+    assert dict(bibliography(en))["adams2019"] in panel(en, 2) and "Where: p. 5" in panel(en, 2)
+    assert "位置：表 2" in panel((built / "site/zh/page.html").read_text("utf-8"), 1)
+
+
+def test_the_side_by_side_page_carries_the_source_pages_bibliography(built):
+    both = (built / "site/parallel/en/page.html").read_text("utf-8")
+    assert [key for key, _ in bibliography(both)] == ["adams2019", "mueller2020"]
+
+
+def test_an_edited_entry_rebuilds_the_pages_that_cite_it(tmp_path):
+    root = cited_course(tmp_path / "c")
+    build_here(root)
+    bib = root / "content/references.bib"
+    bib.write_text(bib.read_text("utf-8").replace("Spread of {Gaussian} Means", "Spread of Means"), "utf-8")
+    build_here(root)
+    assert "“Spread of Means”" in (root / "site/en/page.html").read_text("utf-8")
+
+
+def fails(root, *parts: str) -> str:
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    message = str(caught.value)
+    for part in parts:
+        assert part in message, message
+    return message
+
+
+def test_a_malformed_entry_names_its_line_and_the_entry_it_is_in(tmp_path):
+    broken = BIB.replace("  year   = {2019},\n", "  year   = {2019,\n")
+    root = cited_course(tmp_path / "c", broken)
+    line = next(n for n, text in enumerate(broken.split("\n"), 1) if text.startswith("@misc{adams2019"))
+    message = fails(root, "content/references.bib:", "syntax error", f"in the entry 'adams2019' that begins on "
+                    f"line {line}")
+    assert "\n" not in message
+    # On the command line: one line, exit 1, no traceback.
+    result = run_build("--out", root / "site", root=root)
+    assert result.returncode == 1 and result.stderr.strip().count("\n") == 0, result.stderr
+    assert result.stderr.startswith("error: content/references.bib:") and "Traceback" not in result.stderr
+
+
+def test_a_key_written_twice_is_refused_at_the_second(tmp_path):
+    twice = BIB + "\n@misc{adams2019,\n  title = {Again},\n}\n"
+    line = twice.split("\n").index("@misc{adams2019,", twice.split("\n").index("@misc{adams2019,") + 1) + 1
+    fails(cited_course(tmp_path / "c", twice), f"content/references.bib:{line}: repeated bibliography entry")
+
+
+def test_a_key_in_both_files_is_refused(tmp_path):
+    root = cited_course(tmp_path / "c", extra='-- content/references.yaml --\nmueller2020:\n  authors: "A"\n'
+                        '  title: "T"\n')
+    fails(root, "content/references.bib:2: reference 'mueller2020' is also defined at content/references.yaml:1")
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (("  title   = {Spread of {Gaussian} Means},\n", ""), "content/references.bib:2: reference 'mueller2020' needs "
+                                                         "a title"),
+    (("https://example.org/a?x=1&y=2", "javascript:alert(1)"), "content/references.bib:12: reference 'adams2019': "
+                                                               "url 'javascript:alert(1)' is not an http(s)"),
+    (("{2020}", "{circa 2020}"), "content/references.bib:2: reference 'mueller2020': year must be a number"),
+    (("Bo Li and others", "Li, Bo, Jr, Extra"), "content/references.bib:3: Too many commas in"),
+    (("Bo Li and others", "others and Bo Li"), "content/references.bib:2: reference 'mueller2020': 'and others' may "
+                                               "only end a list of names"),
+    (("{Journal of Tiny Results}", "jtr"), "content/references.bib:5: undefined string: jtr (in the entry "
+                                           "'mueller2020' that begins on line 2)"),
+])
+def test_an_entry_it_cannot_use_is_one_line_at_the_entry(tmp_path, change, expected):
+    fails(cited_course(tmp_path / "c", BIB.replace(*change)), expected)
+
+
+def test_an_unknown_key_suggests_the_closest_and_names_the_page(tmp_path):
+    root = cited_course(tmp_path / "c")
+    page = root / "content/zh/page.md"
+    page.write_text(page.read_text("utf-8").replace("ref=mueller2020", "ref=muller2020"), "utf-8")
+    fails(root, "content/zh/page.md:8:", "unknown reference 'muller2020' (did you mean 'mueller2020'?): add it to "
+          "content/references.bib")
+
+
+PLAIN_CSL = """<?xml version="1.0" encoding="utf-8"?>
+<style xmlns="http://purl.org/net/xbiblio/csl" class="in-text" version="1.0">
+  <info><title>Plain</title><id>plain</id><updated>2026-01-01T00:00:00+00:00</updated></info>
+  <citation><layout><text variable="title"/></layout></citation>
+  <bibliography>
+    <sort><key variable="title"/></sort>
+    <layout><text value="TITLE " /><text variable="title"/>{names}</layout>
+  </bibliography>
+</style>
+"""
+
+
+def with_style(root, csl: str, setting: str):
+    (root / "content/styles").mkdir(exist_ok=True)
+    (root / "content/styles/plain.csl").write_text(csl, "utf-8")
+    with (root / "content/site.yaml").open("a", encoding="utf-8") as f:
+        f.write(setting)
+    return root
+
+
+def test_a_course_may_choose_a_csl_style_per_language(tmp_path):
+    root = with_style(cited_course(tmp_path / "c"), PLAIN_CSL.format(names=""), "citation_style:\n  en: styles/plain.csl\n")
+    build_here(root)
+    en = bibliography((root / "site/en/page.html").read_text("utf-8"))
+    assert en == [("adams2019", "TITLE Means &amp; &lt;Medians&gt; &quot;in&quot; Practice"),
+                  ("mueller2020", "TITLE Spread of Gaussian Means")]  # sorted by title now
+    assert dict(bibliography((root / "site/zh/page.html").read_text("utf-8")))["mueller2020"].startswith("Müller")
+    # The style is an input: editing it rebuilds the pages.
+    (root / "content/styles/plain.csl").write_text(PLAIN_CSL.format(names="").replace("TITLE ", "T: "), "utf-8")
+    build_here(root)
+    assert "T: Spread of Gaussian Means" in (root / "site/en/page.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize(("csl", "setting", "expected"), [
+    (None, "citation_style: styles/none.csl\n", "content/site.yaml:8: citation_style: no file content/styles/none.csl"),
+    (None, "citation_style: /etc/passwd.csl\n", "content/site.yaml:8: citation_style: expected a .csl file"),
+    (None, "citation_style:\n  fr: styles/plain.csl\n", "content/site.yaml:8: citation_style: expected a .csl"),
+    ("<style>not CSL</style>", "citation_style: styles/plain.csl\n",
+     "content/site.yaml: citation_style 'plain.csl' cannot be read as a CSL style"),
+    (PLAIN_CSL.format(names='<names variable="author" prefix=" by "><name/></names>'),
+     "citation_style: styles/plain.csl\n", "reference 'mueller2020': its names end in 'and others', but the "
+                                            "citation style lists every name"),
+])
+def test_a_style_it_cannot_use_is_one_line(tmp_path, csl, setting, expected):
+    root = with_style(cited_course(tmp_path / "c"), csl or PLAIN_CSL.format(names=""), setting)
+    fails(root, expected)

@@ -64,6 +64,8 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="build, then check the site")
     p.add_argument("--check-only", action="store_true", help="check the site in --out without building")
     p.add_argument("--strict", action="store_true", help="a translation behind its source is an error")
+    p.add_argument("--no-validator", action="store_true", help="with --check: skip the W3C Nu validator (a Java "
+                   "run of several seconds); links, numbers, parity and the HTML5 parse check still run")
     p.add_argument("--base-url", metavar="URL", help="where the site is published, e.g. https://you.github.io/course/ "
                    "(default: content/site.yaml's base_url)")
     p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
@@ -92,7 +94,8 @@ def options_of(args: argparse.Namespace):
     return Options(root=args.root, out=args.out, seed=args.seed, seeds=args.seeds, executor=args.executor,
                    jobs=args.jobs, force=args.force, strict=args.strict, base_url=args.base_url,
                    search=not args.no_search, timings=args.timings, verify=args.verify,
-                   frozen_only=args.frozen_only, freeze=args.freeze, refresh=tuple(args.refresh), pdf=args.pdf)
+                   frozen_only=args.frozen_only, freeze=args.freeze, refresh=tuple(args.refresh), pdf=args.pdf,
+                   validator=not args.no_validator)
 
 
 def serve(options, port: int) -> None:

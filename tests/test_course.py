@@ -255,7 +255,7 @@ def test_no_parameter_is_labelled_measured(site, name):
 
 
 def test_check_passes_on_the_real_site(site):
-    result = run_build("--out", site, "--check-only")
+    result = run_build("--out", site, "--check-only", validator=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -315,3 +315,22 @@ def test_a_course_overrides_the_default_theme_one_file_at_a_time(tmp_path):
     line = page[: page.index("</main>")].count("\n") + 1
     assert result.returncode == 1 and result.stderr.startswith(f"error: templates/page.html:{line}: template "
                                                                "syntax error"), result.stderr
+
+
+def test_a_course_template_may_extend_the_default_themes_template_of_the_same_name(tmp_path):
+    """{% extends "theme/page.html" %}: the theme's page with one block changed. Extending "page.html" itself
+    is one line that says how."""
+    course = tmp_path / "c"
+    assert init(course).returncode == 0
+    (course / "templates").mkdir()
+    own = course / "templates" / "page.html"
+    own.write_text('{% extends "theme/page.html" %}\n{% block meta %}{{ super() }}<meta name="own" content="x">'
+                   '{% endblock %}\n', "utf-8")
+    assert check(course).returncode == 0
+    welcome = (course / "site" / "en" / "welcome.html").read_text("utf-8")
+    assert '<meta name="own" content="x">' in welcome and 'data-key="first.std"' in welcome
+    own.write_text('{% extends "page.html" %}\n', "utf-8")
+    result = check(course)
+    assert result.returncode == 1 and result.stderr.strip() == (
+        'error: templates/page.html:1: template error: it extends or includes itself; to build on the default '
+        'theme\'s page.html, write {% extends "theme/page.html" %}'), result.stderr

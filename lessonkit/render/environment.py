@@ -28,6 +28,9 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
             pass
 
 
+THEME = "theme/"
+
+
 class _CourseLoader(jinja2.FileSystemLoader):
     """Templates from the course's templates/, then the default theme's (theme.py): a link that leads outside
     the course and the default theme is refused (the static files' rule)."""
@@ -35,9 +38,15 @@ class _CourseLoader(jinja2.FileSystemLoader):
     def __init__(self, root: Path):
         super().__init__([str(folder) for folder in theme.folders(root)])
         self.tops = [root.resolve(), theme.DEFAULT]
+        self.default = jinja2.FileSystemLoader(str(theme.DEFAULT))
 
     def get_source(self, environment, template):
-        source, filename, uptodate = super().get_source(environment, template)
+        # "theme/NAME" is the default theme's NAME even where the course has its own: a course's page.html
+        # may extend the theme's ({% extends "theme/page.html" %}) and override a block or two.
+        if template.startswith(THEME):
+            source, filename, uptodate = self.default.get_source(environment, template.removeprefix(THEME))
+        else:
+            source, filename, uptodate = super().get_source(environment, template)
         tops = self.tops
         if not any(Path(filename).resolve().is_relative_to(top) for top in tops):
             raise BuildError(f"template {template!r} links to a file outside the course: refused",
@@ -91,6 +100,10 @@ def template_error(exc: Exception, root: Path) -> BuildError:
         if filename.startswith(folders):
             where, line = theme.shown(root, Path(filename)), tb.tb_lineno
         tb = tb.tb_next
+    if isinstance(exc, RecursionError):  # most often a template that extends (or includes) its own name
+        name = Path(where).name
+        return BuildError(f"template error: it extends or includes itself; to build on the default theme's "
+                          f"{name}, write {{% extends \"{THEME}{name}\" %}}", where, line)
     kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
     return BuildError(f"template error: {kind}{exc}", where, line)
 

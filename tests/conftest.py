@@ -23,15 +23,43 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-def run_build(*args, root: Path = ROOT, validator: bool = False) -> subprocess.CompletedProcess:
-    """python build.py … as an author runs it; a check without the W3C Nu validator (a Java run of ~6 s that
-    judges the templates, which every fixture course shares) unless asked: the real course's check runs it, and
-    test_build.py tests that it runs."""
+def run_build(*args, root: Path = ROOT, validator: bool = False, fresh: bool = False) -> subprocess.CompletedProcess:
+    """python build.py … as an author runs it: its exit code, output and errors. It runs in this process
+    (build.main, as the command line calls it: a process start and the engine's imports saved) unless `fresh`
+    asks for a new Python, or the arguments need one (--serve blocks, --debug lets a traceback out). A check
+    leaves out the W3C Nu validator (a Java run of ~6 s that judges the templates, which every fixture course
+    shares) unless asked: the real course's check runs it, and test_build.py tests that it runs."""
     args = tuple(map(str, args))
     if not validator and {"--check", "--check-only"} & set(args):
         args += ("--no-validator",)
-    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(root), *args],
-                          capture_output=True, text=True, cwd=root)
+    command = [sys.executable, str(ROOT / "build.py"), "--root", str(root), *args]
+    if fresh or {"--serve", "--debug"} & set(args):
+        return subprocess.run(command, capture_output=True, text=True, cwd=root)
+    return _in_process(command, root)
+
+
+def _in_process(command: list[str], root: Path) -> subprocess.CompletedProcess:
+    import contextlib
+    import io
+    import os
+    import signal
+
+    import build
+
+    out, err = io.StringIO(), io.StringIO()
+    handler, cwd, path = signal.getsignal(signal.SIGTERM), os.getcwd(), list(sys.path)
+    try:
+        os.chdir(root)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = build.main(command[2:])
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(cwd)
+        signal.signal(signal.SIGTERM, handler)
+        sys.path[:] = path
+    return subprocess.CompletedProcess(command, code, out.getvalue(), err.getvalue())
 
 
 def measured(name: str, seed: int, root: Path = ROOT) -> dict:
@@ -45,7 +73,7 @@ def site(tmp_path_factory) -> Path:
     """The real course, built once for the session, as CI builds it: from its frozen results (results/), the
     course seed of each experiment run again to compare; a result not frozen for today's code is an error."""
     out = tmp_path_factory.mktemp("site") / "site"
-    result = run_build("--out", out, "--frozen-only")
+    result = run_build("--out", out, "--frozen-only", fresh=True)
     assert result.returncode == 0, result.stderr
     return out
 

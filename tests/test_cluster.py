@@ -86,8 +86,8 @@ def values(root: Path) -> dict:
 
 def test_a_real_cluster_gives_the_local_values_without_the_course_folder(cluster, tmp_path):
     local, remote = make_course(tmp_path / "local"), make_course(tmp_path / "remote")
-    assert run_build("--seeds", "4", "--no-search", root=local).returncode == 0
-    done = run_build("--seeds", "4", "--no-search", "--executor", f"dask:{cluster.address}", root=remote)
+    assert run_build("--seeds", "4", "--no-search", root=local, fresh=True).returncode == 0
+    done = run_build("--seeds", "4", "--no-search", "--executor", f"dask:{cluster.address}", root=remote, fresh=True)
     assert done.returncode == 0, done.stderr
     assert values(remote) == values(local) and len(values(local)) == 4
     # The workers run in /, where there is no lessonkit and no course: what they ran came with the jobs.
@@ -131,7 +131,7 @@ def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_w
     page = "{val}`tiny.n` 个数的均值是 {val}`tiny.mean`，标准差 {val}`tiny.spread`。\n"
     (root / "content" / "zh" / "page.md").write_text("---\ntitle: 慢\n---\n\n" + page, "utf-8")
     (root / "content" / "en" / "page.md").write_text("---\ntitle: Slow\n---\n\n" + page, "utf-8")
-    first = run_build("--no-search", "--seeds", "1", root=root)
+    first = run_build("--no-search", "--seeds", "1", root=root, fresh=True)
     assert first.returncode == 0, first.stderr
     before = snapshot(root / "site")
     build = subprocess.Popen([sys.executable, str(Path(__file__).parent.parent / "build.py"), "--root", str(root),
@@ -158,7 +158,7 @@ def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_w
 def test_an_unreachable_scheduler_is_one_line_within_a_timeout(tmp_path):
     root = make_course(tmp_path / "c")
     start = time.monotonic()
-    done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{free_port()}", root=root)
+    done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{free_port()}", root=root, fresh=True)
     assert time.monotonic() - start < 40
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
@@ -174,7 +174,7 @@ def test_workers_with_another_numpy_are_refused_in_one_line(tmp_path):
     made = Cluster(tmp_path, workers=1, env={"PYTHONPATH": str(other)})
     try:
         root = make_course(tmp_path / "c")
-        done = run_build("--no-search", "--executor", f"dask:{made.address}", root=root)
+        done = run_build("--no-search", "--executor", f"dask:{made.address}", root=root, fresh=True)
     finally:
         made.close()
     assert done.returncode == 1

@@ -75,7 +75,7 @@ SAMPLE = 5  # seeds per variant: the pages show frozen values (results/), identi
 def frozen_sample(tmp_path_factory):
     """The course as it shows its frozen values on the first SAMPLE seeds (no experiment runs but the checks)."""
     out = tmp_path_factory.mktemp("sample") / "site"
-    result = run_build("--out", out, "--seeds", SAMPLE, "--no-search", "-q", "--frozen-only")
+    result = run_build("--out", out, "--seeds", SAMPLE, "--no-search", "-q", "--frozen-only", fresh=True)
     assert result.returncode == 0, result.stderr
     return out
 
@@ -112,7 +112,7 @@ def test_every_shown_number_is_the_same_on_another_machine(name, frozen_sample, 
 
 def test_the_cache_tells_machines_apart(course):
     """A run under another kernel selection is not served from the default run's cache entry."""
-    first = run_build("--no-search", "--out", course / "a", root=course)
+    first = run_build("--no-search", "--out", course / "a", root=course, fresh=True)
     assert first.returncode == 0, first.stderr
     env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(dispatch_targets())}
     again = subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(course), "--no-search",

@@ -20,7 +20,8 @@ from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parent.parent  # the folder that holds lessonkit/ (and the default theme)
 # The libraries whose output ends up in a page: their versions are part of each page's cache key.
-RENDERERS = ("markdown_it_py", "mdit_py_plugins", "quickjs", "Jinja2", "Pygments", "MarkupSafe")
+RENDERERS = ("markdown_it_py", "mdit_py_plugins", "quickjs", "Jinja2", "Pygments", "MarkupSafe", "pybtex",
+             "citeproc_py")
 
 
 class Options:

@@ -224,11 +224,110 @@ def test_a_course_may_choose_a_csl_style_per_language(tmp_path):
     (None, "citation_style: /etc/passwd.csl\n", "content/site.yaml:8: citation_style: expected a .csl file"),
     (None, "citation_style:\n  fr: styles/plain.csl\n", "content/site.yaml:8: citation_style: expected a .csl"),
     ("<style>not CSL</style>", "citation_style: styles/plain.csl\n",
-     "content/site.yaml: citation_style 'plain.csl' cannot be read as a CSL style"),
+     "content/styles/plain.csl: this citation style cannot format the sources"),
+    (PLAIN_CSL.format(names='<text macro="nowhere"/>'), "citation_style: styles/plain.csl\n",
+     "content/styles/plain.csl: this citation style cannot format the sources"),
     (PLAIN_CSL.format(names='<names variable="author" prefix=" by "><name/></names>'),
-     "citation_style: styles/plain.csl\n", "reference 'mueller2020': its names end in 'and others', but the "
-                                            "citation style lists every name"),
+     "citation_style: styles/plain.csl\n", "content/references.bib:2: reference 'mueller2020': its names end in "
+                                            "'and others', but the citation style lists up to 3 names in full"),
 ])
 def test_a_style_it_cannot_use_is_one_line(tmp_path, csl, setting, expected):
     root = with_style(cited_course(tmp_path / "c"), csl or PLAIN_CSL.format(names=""), setting)
     fails(root, expected)
+
+
+def entry_html(root, key: str, lang: str = "en") -> str:
+    return dict(bibliography((root / f"site/{lang}/page.html").read_text("utf-8")))[key]
+
+
+def test_keys_keep_their_case_and_may_not_differ_only_in_it(tmp_path):
+    root = cited_course(tmp_path / "c", BIB.replace("mueller2020", "Mueller:2020"))
+    for lang in ("zh", "en"):
+        page = root / f"content/{lang}/page.md"
+        page.write_text(page.read_text("utf-8").replace("ref=mueller2020", 'ref="Mueller:2020"'), "utf-8")
+    (root / "content/en/page.md").write_text(re.sub(r"translated_from: \w+", "translated_from: "
+        + __import__("hashlib").sha256((root / "content/zh/page.md").read_bytes()).hexdigest()[:12],
+        (root / "content/en/page.md").read_text("utf-8")), "utf-8")
+    build_here(root)
+    assert entry_html(root, "Mueller:2020").startswith("Müller, A.")
+    (root / "content/references.yaml").write_text('mueller:2020:\n  authors: "A"\n  title: "T"\n', "utf-8")
+    fails(root, "content/references.bib:2: reference 'Mueller:2020' is also defined at content/references.yaml:1 "
+          "(as 'mueller:2020': BibTeX keys ignore case)")
+
+
+def test_only_the_entrys_own_address_is_a_link_and_a_relative_one_is_too(tmp_path):
+    twice = BIB.replace("  url    = {https://example.org/a?x=1&y=2},",
+                        "  howpublished = {\\url{https://example.org/a}},\n  url    = {https://example.org/a},")
+    twice = twice.replace("title  = {Means & <Medians> \"in\" Practice}", "title  = {Mirror at https://x.example/m}")
+    root = cited_course(tmp_path / "c", twice, '-- content/references.yaml --\nrel:\n  authors: "Cy"\n'
+                                                '  title: "Notes"\n  url: "../notes.pdf"\n')
+    build_here(root)
+    adams = entry_html(root, "adams2019")
+    assert adams.count("<a ") == 1 and adams.count('href="https://example.org/a"') == 1, adams
+    assert "Mirror at https://x.example/m" in adams and "\\url" not in adams
+    from lessonkit.load.references import load
+    rel = load(root, ["en"], {"en": "en"})["rel"]["html"]["en"]
+    assert '<a class="external" rel="noopener external" href="../notes.pdf">../notes.pdf</a>' in rel
+
+
+def test_a_doi_is_read_with_or_without_its_address_and_checked(tmp_path):
+    root = cited_course(tmp_path / "c", BIB.replace("doi     = {10.1234/jtr.2020.3}",
+                                                    "doi     = {https://doi.org/10.1234/jtr.2020.3}"))
+    build_here(root)
+    assert entry_html(root, "mueller2020").count('href="https://doi.org/10.1234/jtr.2020.3"') == 1
+    assert "doi.org/https" not in entry_html(root, "mueller2020")
+    bad = cited_course(tmp_path / "d", BIB.replace("{10.1234/jtr.2020.3}", '{javascript:alert(1)}'))
+    fails(bad, "content/references.bib:2: reference 'mueller2020': doi 'javascript:alert(1)' is not a DOI")
+
+
+def test_tex_that_styles_text_is_read_and_other_tex_is_refused(tmp_path):
+    root = cited_course(tmp_path / "c", BIB.replace("{Spread of {Gaussian} Means}",
+                                                    "{Spread of \\emph{in situ} {\\em Gaussian} \\mbox{Means}}"))
+    build_here(root)
+    assert "“Spread of in situ Gaussian Means”" in entry_html(root, "mueller2020")
+    fails(cited_course(tmp_path / "d", BIB.replace("{Spread of {Gaussian} Means}", "{Spread \\cite{x}}")),
+          "content/references.bib:2: reference 'mueller2020': title has TeX this build cannot read as text (\\cite)")
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (("  author = {Cy Adams},\n", ""), "content/references.bib:12: reference 'adams2019' needs an author or an "
+                                       "editor"),
+    (("  author = {Cy Adams},\n", "  author = {Cy Adams},\n  crossref = {unused1900},\n"),
+     "content/references.bib:12: reference 'adams2019': crossref is not read"),
+    (("{Cy Adams}", "{Cy Ad\ue001ams}"), "content/references.bib:12: reference 'adams2019' has a private-use "
+                                         "character"),
+    (("@misc{adams2019,", "@misc{adams 2019,"), "content/references.bib:"),
+    (("@misc{adams2019,", "@misc{adams<2019>,"), "reference 'adams<2019>': a key is letters, digits and"),
+])
+def test_entries_it_would_show_wrongly_are_refused_at_their_line(tmp_path, change, expected):
+    fails(cited_course(tmp_path / "c", BIB.replace(*change)), expected)
+
+
+def test_an_entry_with_editors_only_names_them_once(tmp_path):
+    root = cited_course(tmp_path / "c", BIB.replace("author = {Cy Adams}", "editor = {Cy Adams}"))
+    build_here(root)
+    assert entry_html(root, "adams2019").count("Adams") == 1
+
+
+def test_an_at_sign_inside_a_field_does_not_move_an_entrys_line(tmp_path):
+    moved = "@misc{other,\n  title = {O}, author = {O Ther},\n  note = {cf. @misc{adams2019, in an old file}},\n}\n" \
+        + BIB.replace("{2019}", "{twenty}")
+    line = moved.split("\n").index("@misc{adams2019,") + 1
+    fails(cited_course(tmp_path / "c", moved), f"content/references.bib:{line}: reference 'adams2019': year must be "
+                                               f"a number")
+
+
+def test_the_bibliographys_ids_are_reserved_and_a_page_may_link_to_an_entry(tmp_path):
+    root = cited_course(tmp_path / "c")
+    for lang in ("zh", "en"):
+        page = root / f"content/{lang}/page.md"
+        page.write_text(page.read_text("utf-8") + "\nSee [the entry](#ref-adams2019).\n", "utf-8")
+    en = root / "content/en/page.md"
+    en.write_text(re.sub(r"translated_from: \w+", "translated_from: " + __import__("hashlib").sha256(
+        (root / "content/zh/page.md").read_bytes()).hexdigest()[:12], en.read_text("utf-8")), "utf-8")
+    build_here(root)
+    assert 'href="#ref-adams2019"' in (root / "site/en/page.html").read_text("utf-8")
+    for lang in ("zh", "en"):
+        page = root / f"content/{lang}/page.md"
+        page.write_text(page.read_text("utf-8") + "\n## References {#references}\n", "utf-8")
+    fails(root, "id 'references' is reserved for the page's own elements")

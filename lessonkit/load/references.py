@@ -16,38 +16,52 @@ BIB = "content/references.bib"
 YAML = "content/references.yaml"
 YAML_FIELDS = {"authors", "year", "title", "venue", "url", "note"}
 DEFAULT_STYLE = "harvard-cite-them-right"  # the style citeproc-py ships, in each language's CSL locale
+KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:./+-]*")  # also a fragment of the page's address: #ref-KEY
 
 # BibTeX entry types as CSL types; any other type is a generic "article".
 TYPES = {"article": "article-journal", "inproceedings": "paper-conference", "conference": "paper-conference",
          "book": "book", "inbook": "chapter", "incollection": "chapter", "phdthesis": "thesis",
          "mastersthesis": "thesis", "techreport": "report", "manual": "report", "unpublished": "manuscript",
          "online": "webpage", "electronic": "webpage", "www": "webpage"}
-# BibTeX fields as CSL variables (author, editor, year, month, pages, url and doi are read apart).
+# BibTeX fields as CSL variables (author, editor, year, pages, url and doi are read apart).
 FIELDS = {"title": "title", "journal": "container-title", "booktitle": "container-title", "volume": "volume",
           "number": "issue", "publisher": "publisher", "institution": "publisher", "school": "publisher",
           "organization": "publisher", "howpublished": "publisher", "address": "publisher-place",
           "edition": "edition", "series": "collection-title", "note": "note", "type": "genre"}
+# TeX that says how text looks, not what it says: the text is kept. Any other command left is an error.
+_TEX_WRAPPERS = re.compile(r"\\(?:emph|textit|textbf|texttt|textsc|textrm|textsf|textup|textmd|textnormal|mbox|"
+                           r"url|ensuremath)\s*(?=\{)")
+_TEX_HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*(?=\{)")
+_TEX_SWITCHES = re.compile(r"\\(?:em|it|bf|tt|sc|rm|sf|relax|normalfont)\b\s*")
+_TEX_NAMES = {r"\LaTeX": "LaTeX", r"\TeX": "TeX", r"\BibTeX": "BibTeX"}
 # citeproc-py writes its variables into the HTML as they are: text is escaped through these stand-ins, which
-# no text transform of a style can touch, and turned into entities after formatting.
+# no text transform of a style can touch, and turned into entities after formatting; the entry's own address
+# (its URL, its DOI) is a stand-in too, and becomes the one link of the entry.
 _STAND_IN = {"&": "\ue000", "<": "\ue001", ">": "\ue002", '"': "\ue003"}
 _ENTITY = {v: html.escape(k) for k, v in _STAND_IN.items()}
+_URL, _DOI, _OTHERS = "\ue011", "\ue012", "\ue010"
+_PRIVATE = re.compile("[\ue000-\ue0ff]")
 
 
 def load(root: Path, languages: list[str], tags: dict, style: object = MISSING) -> dict:
-    """key -> {key, html: {lang: formatted entry}, order: {lang: place in the bibliography}}: every
-    source of references.yaml and references.bib (a key in both is refused)."""
+    """key -> {key, html: {lang: formatted entry}, order: {lang: place in the bibliography}}: every source of
+    references.yaml and references.bib (a key in both, even in another case, is refused)."""
     items, where = {}, {}
     for load_file in (_from_yaml, _from_bib):
         for key, item, at in load_file(root):
-            if key in items:
-                raise BuildError(f"reference {key!r} is also defined at {where[key][0]}:{where[key][1]}", *at)
+            if not KEY.fullmatch(key):
+                raise BuildError(f"reference {key!r}: a key is letters, digits and _ : . / + - (it names the "
+                                 f"entry's anchor, #ref-KEY)", *at)
+            same = next((k for k in items if k.lower() == key.lower()), None)
+            if same is not None:
+                raise BuildError(f"reference {key!r} is also defined at {where[same][0]}:{where[same][1]}"
+                                 + (f" (as {same!r}: BibTeX keys ignore case)" if same != key else ""), *at)
             items[key], where[key] = item, at
     if not items:
         return {}
     out = {key: {"key": key, "html": {}, "order": {}} for key in items}
     for lang in languages:
-        path = style_for(root, style, lang)
-        for n, (key, text) in enumerate(_format(list(items.values()), path, _locale(tags[lang]), where)):
+        for n, (key, text) in enumerate(_format(items, *style_for(root, style, lang), _locale(tags[lang]), where)):
             out[key]["html"][lang] = text
             out[key]["order"][lang] = n
     return out
@@ -60,11 +74,12 @@ def unknown(key: str, references: dict) -> BuildError:
     return BuildError(f"unknown reference {key!r}{hint}: add it to {BIB} (or {YAML})")
 
 
-def style_for(root: Path, style: object, lang: str) -> Path | str:
-    """site.yaml's citation_style for this language: a .csl file in content/, or the default."""
+def style_for(root: Path, style: object, lang: str) -> tuple[Path | str, str]:
+    """site.yaml's citation_style for this language, and how errors name it: a .csl file in content/, or the
+    default."""
     if isinstance(style, dict):
         style = style.get(lang, MISSING)
-    return DEFAULT_STYLE if style is MISSING else root / "content" / style
+    return (DEFAULT_STYLE, DEFAULT_STYLE) if style is MISSING else (root / "content" / style, f"content/{style}")
 
 
 def style_files(root: Path, config: dict) -> list[Path]:
@@ -96,15 +111,17 @@ def _from_yaml(root: Path):
             if name in entry and not isinstance(entry[name], str):
                 raise BuildError(f"reference {key!r}: {name} must be text", *at)
         _check_url(key, entry.get("url", ""), at)
-        # The authors are free text here: shown as written.
-        item = {"id": str(key), "type": "article", "title": str(entry["title"]),
-                "author": [{"literal": str(entry["authors"])}]}
+        # The authors are free text here: shown as written. A venue reads as a conference's (a generic
+        # article without volume or pages would read as a preprint).
+        item = {"id": str(key), "type": "paper-conference" if entry.get("venue") else "manuscript",
+                "title": str(entry["title"]), "author": [{"literal": str(entry["authors"])}]}
         year = str(entry.get("year", "")).strip()
         if year.isdigit():
             item["issued"] = {"date-parts": [[int(year)]]}
         for name, variable in (("venue", "container-title"), ("url", "URL"), ("note", "note")):
             if entry.get(name):
                 item[variable] = entry[name]
+        _check_private(key, item, at)
         yield str(key), item, at
 
 
@@ -121,31 +138,51 @@ def _from_bib(root: Path):
     from pybtex.scanner import PybtexSyntaxError
 
     pybtex.errors.set_strict_mode(True)  # a mistake is an error, never a warning and a guess
+    entries = _entries(text)
     try:
         data = parse_string(text, "bibtex")
     except PybtexSyntaxError as exc:
         raise BuildError(f"{_bare(exc)}{_inside(text, exc)}", BIB, exc.lineno) from None
-    except PybtexError as exc:  # a repeated entry or field: the parser knows the key, not the line
+    except PybtexError as exc:  # a repeated entry or field, a name it cannot read: the parser knows no line
         message = _bare(exc)
         key = re.search(r"(?:entry: |key )(\S+)", message)
-        line = _entry_lines(text, last="repeated" in message).get(key.group(1).lower()) if key else None
-        quoted = re.search(r"'(.+?)'", message)  # a name pybtex cannot read: where it is written
-        if line is None and quoted and quoted.group(1) in text:
-            line = text.count("\n", 0, text.index(quoted.group(1))) + 1
+        found = [e for e in entries if key and e[0].lower() == key.group(1).lower()]
+        line = (found[-1] if "repeated" in message else found[0])[1] if found else None
+        quoted = re.search(r"'(.+?)'", message)  # a name pybtex cannot read: the entry that writes it
+        if line is None and quoted:
+            words = r"\s+".join(map(re.escape, quoted.group(1).split()))
+            line = next((n + body[:m.start()].count("\n") for _, n, body in entries
+                         if (m := re.search(words, body))), None)
         raise BuildError(message, BIB, line) from None
-    lines = _entry_lines(text)
+    lines = {key.lower(): n for key, n, _ in reversed(entries)}  # the first of a key (pybtex kept it)
+    latex = _Latex()
     for key, entry in data.entries.items():
         at = (BIB, lines.get(key.lower()))
-        yield key, _csl(key, entry, at), at
+        yield key, _csl(key, entry, at, latex), at
 
 
-def _entry_lines(text: str, last: bool = False) -> dict:
-    """Lowercase key -> the line of its @type{key, (the first, or with last the last, of that key)."""
-    found = {}
-    for m in re.finditer(r"@\s*\w+\s*[{(]\s*([^,\s]+)\s*,", text):
-        key = m.group(1).lower()
-        if last or key not in found:
-            found[key] = text.count("\n", 0, m.start()) + 1
+def _entries(text: str) -> list[tuple[str, int, str]]:
+    """(key, line, text) of every entry, found as BibTeX does: an @ outside an entry starts one, which runs to
+    its closing brace (an @ inside a field is text)."""
+    head = re.compile(r"@\s*(\w+)\s*([{(])\s*([^,\s{}()]*)")
+    found, i = [], 0
+    while (at := text.find("@", i)) >= 0:
+        m = head.match(text, at)
+        if not m:
+            i = at + 1
+            continue
+        close, depth, j = "}" if m.group(2) == "{" else ")", 0, m.end(2)
+        while j < len(text):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}" and depth > 0:
+                depth -= 1
+            elif text[j] == close and depth == 0:
+                break
+            j += 1
+        if m.group(1).lower() not in ("comment", "string", "preamble"):
+            found.append((m.group(3), text.count("\n", 0, at) + 1, text[at:j + 1]))
+        i = j + 1
     return found
 
 
@@ -162,60 +199,93 @@ def _bare(exc) -> str:
     return re.sub(r" in line \d+:", ":", str(exc)).replace("bibliograhpy", "bibliography")
 
 
-def _latex(value: str) -> str:
-    """BibTeX's TeX (accents, {braces} that keep case) as plain text."""
-    from pybtex.richtext import Text
+class _Latex:
+    """BibTeX's TeX (accents, {braces} that keep case, \\emph and the like) as plain text, through one pybtex
+    backend (finding it anew per call costs ~0.1 s: pybtex looks it up among every installed package)."""
 
-    return Text.from_latex(value).render_as("text").strip()
+    def __init__(self):
+        from pybtex.backends.plaintext import Backend
+
+        self.backend = Backend()
+
+    def __call__(self, value: str, key: str, name: str, at) -> str:
+        from pybtex.richtext import Text
+
+        for command, plain in _TEX_NAMES.items():
+            value = re.sub(re.escape(command) + r"(\{\})?", plain, value)
+        value = _TEX_SWITCHES.sub("", _TEX_HREF.sub("", _TEX_WRAPPERS.sub("", value)))
+        text = " ".join(Text.from_latex(value).render(self.backend).split())
+        left = re.search(r"\\[A-Za-z]+", text)
+        if left:
+            raise BuildError(f"reference {key!r}: {name} has TeX this build cannot read as text ({left.group()}): "
+                             f"write the text itself", *at)
+        return text
 
 
-def _csl(key: str, entry, at) -> dict:
+def _csl(key: str, entry, at, latex) -> dict:
     item = {"id": key, "type": TYPES.get(entry.type.lower(), "article")}
     fields = {name.lower(): value for name, value in entry.fields.items()}
+    _check_private(key, {**fields, "names": [str(p) for people in entry.persons.values() for p in people]}, at)
+    if "crossref" in fields:
+        raise BuildError(f"reference {key!r}: crossref is not read: copy the fields it needs into the entry", *at)
     for name, variable in FIELDS.items():
         if name in fields and variable not in item:
-            item[variable] = _latex(fields[name])
+            item[variable] = latex(fields[name], key, name, at)
     if not item.get("title"):
         raise BuildError(f"reference {key!r} needs a title", *at)
     for role in ("author", "editor"):
-        people = [_name(p) for p in entry.persons.get(role, [])]
-        if people and people[-1] is None:  # "and others": more names than written
-            people = people[:-1] + [{"literal": "\ue010"}] * 4  # the style's et-al rule cuts them
-        if any(p is None for p in people):
+        people = [_name(p, key, role, at, latex) for p in entry.persons.get(role, [])]
+        if None in people[:-1] or people == [None]:
             raise BuildError(f"reference {key!r}: 'and others' may only end a list of names", *at)
+        if people and people[-1] is None:  # "and others": more names than written
+            people[-1] = {"literal": _OTHERS}  # _format makes it enough names for the style's et-al rule
         if people:
             item[role] = people
+    if "author" not in item:
+        if "editor" not in item:
+            raise BuildError(f"reference {key!r} needs an author or an editor (an organisation: "
+                             f"author = {{{{Name}}}})", *at)
+        item["author"] = item.pop("editor")  # citeproc-py would print an editor who stands in for one twice
     year = fields.get("year", "").strip()
     if year:
         if not year.isdigit():
             raise BuildError(f"reference {key!r}: year must be a number, got {year!r}", *at)
         item["issued"] = {"date-parts": [[int(year)]]}
     if "pages" in fields:
-        item["page"] = re.sub(r"-+", "–", _latex(fields["pages"]))
+        item["page"] = re.sub(r"-+", "–", latex(fields["pages"], key, "pages", at))
     if "doi" in fields:
-        item["DOI"] = fields["doi"].strip()
+        doi = re.sub(r"^(https?://(dx\.)?doi\.org/|doi:)", "", fields["doi"].strip(), flags=re.I)
+        if not re.fullmatch(r"10\.\d{4,9}/\S+", doi) or '"' in doi:
+            raise BuildError(f"reference {key!r}: doi {fields['doi']!r} is not a DOI (10.NNNN/…)", *at)
+        item["DOI"] = doi
     if "url" in fields:
         item["URL"] = fields["url"].strip()
         _check_url(key, item["URL"], at)
     return item
 
 
-def _name(person) -> dict | None:
+def _name(person, key, role, at, latex) -> dict | None:
     if str(person) == "others":
         return None
-    family = " ".join(_latex(n) for n in person.prelast_names + person.last_names)
-    given = " ".join(_latex(n) for n in person.first_names + person.middle_names)
+    family = " ".join(latex(n, key, role, at) for n in person.prelast_names + person.last_names)
+    given = " ".join(latex(n, key, role, at) for n in person.first_names + person.middle_names)
     if not given:  # one name: an organisation, a team
         return {"literal": family}
     name = {"family": family, "given": given}
     if person.lineage_names:
-        name["suffix"] = " ".join(_latex(n) for n in person.lineage_names)
+        name["suffix"] = " ".join(latex(n, key, role, at) for n in person.lineage_names)
     return name
 
 
 def _check_url(key: str, url: str, at) -> None:
     if not safe_url(url):
         raise BuildError(f"reference {key!r}: url {url!r} is not an http(s) or relative address", *at)
+
+
+def _check_private(key: str, item: dict, at) -> None:
+    if _PRIVATE.search(json.dumps(item, ensure_ascii=False)):
+        raise BuildError(f"reference {key!r} has a private-use character (U+E000–U+E0FF): the build marks "
+                         f"text with them", *at)
 
 
 # -- formatting ----------------------------------------------------------------------------------
@@ -231,54 +301,78 @@ def _locale(tag: str) -> str:
     return dialects.get(tag.split("-")[0].lower(), "en-US")
 
 
-def _format(items: list[dict], style: Path | str, locale: str, where: dict) -> list[tuple[str, str]]:
+def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict) -> list[tuple[str, str]]:
     """(key, HTML) of every item, in the style's bibliography order."""
     from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle
     from citeproc.source.json import CiteProcJSON
 
     try:
         csl = CitationStylesStyle(str(style), locale=locale, validate=False)
-    except Exception as exc:  # a missing file, or one that is not a CSL style
-        raise BuildError(f"citation_style {Path(str(style)).name!r} cannot be read as a CSL style "
-                         f"({type(exc).__name__}: {exc})", "content/site.yaml") from None
-    if not csl.has_bibliography():
-        raise BuildError(f"citation_style {Path(str(style)).name!r} has no bibliography layout",
-                         "content/site.yaml")
-    source = CiteProcJSON([_stand_in(item) for item in items])
-    bibliography = CitationStylesBibliography(csl, source, _formatter())
-    for item in items:
-        bibliography.register(Citation([CitationItem(item["id"])]))
-    bibliography.sort()
+        if not csl.has_bibliography():
+            raise BuildError("this citation style has no bibliography layout", shown)
+        et_al = int(csl.root.bibliography.get("et-al-min") or 4)
+        ids = {f"k{n}": key for n, key in enumerate(items)}  # citeproc-py lowercases ids: ours are its own
+        source = CiteProcJSON([_stand_in(items[key], n, et_al) for n, key in ids.items()])
+        bibliography = CitationStylesBibliography(csl, source, _formatter())
+        for n in ids:
+            bibliography.register(Citation([CitationItem(n)]))
+        bibliography.sort()
+        entries = [str(entry).strip() for entry in bibliography.bibliography()]
+    except BuildError:
+        raise
+    except Exception as exc:  # a style citeproc-py cannot read, or cannot format a source with
+        raise BuildError(f"this citation style cannot format the sources ({type(exc).__name__}: {exc})",
+                         shown) from None
+    if len(entries) != len(ids):
+        raise BuildError("this citation style shows some sources as nothing", shown)
     out = []
-    for key, entry in zip(bibliography.keys, bibliography.bibliography(), strict=True):
-        text = str(entry).strip()
+    for n, text in zip(bibliography.keys, entries, strict=True):
+        key = ids[n]
+        if not text:
+            raise BuildError(f"reference {key!r}: the citation style shows it as nothing", *where[key])
         for stand_in, entity in _ENTITY.items():
             text = text.replace(stand_in, entity)
-        if "\ue010" in text:
+        if _OTHERS in text:
             raise BuildError(f"reference {key!r}: its names end in 'and others', but the citation style lists "
-                             f"every name: write them all", *where[key])
-        out.append((key, _linked(text)))
+                             f"up to {et_al - 1} names in full: write them all", *where[key])
+        out.append((key, _linked(text, items[key])))
     return out
 
 
-def _stand_in(value):
-    if isinstance(value, str):
-        return "".join(_STAND_IN.get(c, c) for c in value)
-    if isinstance(value, list):
-        return [_stand_in(v) for v in value]
-    if isinstance(value, dict):
-        return {k: v if k == "id" else _stand_in(v) for k, v in value.items()}
-    return value
+def _stand_in(item: dict, n: str, et_al: int) -> dict:
+    def escaped(value):
+        if isinstance(value, str):
+            return "".join(_STAND_IN.get(c, c) for c in value)
+        if isinstance(value, list):
+            return [escaped(v) for v in value]
+        if isinstance(value, dict):
+            return {k: escaped(v) for k, v in value.items()}
+        return value
+
+    out = escaped({k: v for k, v in item.items() if k not in ("id", "URL", "DOI")})
+    for role in ("author", "editor"):
+        names = out.get(role, [])
+        if names and names[-1] == {"literal": _OTHERS}:  # as many names as the style cuts to "et al."
+            out[role] = names[:-1] + [{"literal": _OTHERS}] * max(et_al - len(names) + 1, 1)
+    out["id"] = n
+    if item.get("URL"):
+        out["URL"] = _URL
+    if item.get("DOI"):
+        out["DOI"] = _DOI
+    return out
 
 
-def _linked(text: str) -> str:
-    """The entry with its address (URL, or doi.org for a DOI) a link."""
-    for address in re.findall(r"https?://[^\s<]+?(?=\.?(?:\s|$|<))", text):
-        target = html.unescape(address)
-        if safe_url(target):
-            link = (f'<a class="external" rel="noopener external" href="{html.escape(target)}">'
-                    f'{address}</a>')
-            text = text.replace(address, link, 1)
+def _linked(text: str, item: dict) -> str:
+    """The entry's own address (URL; doi.org for a DOI, with the style's prefix when it writes one) as its link."""
+    def link(href: str, shown: str) -> str:
+        return f'<a class="external" rel="noopener external" href="{html.escape(href)}">{html.escape(shown)}</a>'
+
+    if item.get("DOI"):
+        doi = item["DOI"]
+        text = re.sub(f"(https?://(?:dx\\.)?doi\\.org/)?{_DOI}",
+                      lambda m: link(f"https://doi.org/{doi}", (m.group(1) or "") + doi), text)
+    if item.get("URL"):
+        text = text.replace(_URL, link(item["URL"], item["URL"]))
     return text
 
 

@@ -43,6 +43,9 @@ def page_ids(built: Built) -> set:
     if c.audits:
         ids.add("claims-audit")
         ids.update(f"audit-list-{a['n']}" for a in c.audits)
+    cited = {a["ref"]["key"] for a in c.audits if a["ref"]}
+    if cited:  # the bibliography (_audit.html)
+        ids.update({"references", *(f"ref-{key}" for key in cited)})
     return ids
 
 

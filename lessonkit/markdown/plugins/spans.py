@@ -29,8 +29,8 @@ ALLOWED = {
     "code_inline": {"class", "id"},
 }
 # Ids the page templates and plugins write themselves.
-RESERVED_IDS = {"top", "main", "claims-audit", "verification-summary"}
-RESERVED_PREFIXES = ("audit-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
+RESERVED_IDS = {"top", "main", "claims-audit", "verification-summary", "references"}
+RESERVED_PREFIXES = ("audit-", "ref-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
                      "home-", "table-", "eq-")
 
 

@@ -229,7 +229,7 @@ def test_a_course_may_choose_a_csl_style_per_language(tmp_path):
      "content/styles/plain.csl: this citation style cannot format the sources"),
     (PLAIN_CSL.format(names='<names variable="author" prefix=" by "><name/></names>'),
      "citation_style: styles/plain.csl\n", "content/references.bib:2: reference 'mueller2020': its names end in "
-                                            "'and others', but the citation style lists up to 3 names in full"),
+                                            "'and others', but the citation style would show names that are not written"),
 ])
 def test_a_style_it_cannot_use_is_one_line(tmp_path, csl, setting, expected):
     root = with_style(cited_course(tmp_path / "c"), csl or PLAIN_CSL.format(names=""), setting)
@@ -275,16 +275,21 @@ def test_a_doi_is_read_with_or_without_its_address_and_checked(tmp_path):
                                                     "doi     = {https://doi.org/10.1234/jtr.2020.3}"))
     build_here(root)
     assert entry_html(root, "mueller2020").count('href="https://doi.org/10.1234/jtr.2020.3"') == 1
+    hashed = cited_course(tmp_path / "e", BIB.replace("{10.1234/jtr.2020.3}", "{10.1234/jtr#3}"))
+    build_here(hashed)
+    assert 'href="https://doi.org/10.1234/jtr%233">https://doi.org/10.1234/jtr#3</a>' in entry_html(hashed, "mueller2020")
     assert "doi.org/https" not in entry_html(root, "mueller2020")
     bad = cited_course(tmp_path / "d", BIB.replace("{10.1234/jtr.2020.3}", '{javascript:alert(1)}'))
     fails(bad, "content/references.bib:2: reference 'mueller2020': doi 'javascript:alert(1)' is not a DOI")
 
 
 def test_tex_that_styles_text_is_read_and_other_tex_is_refused(tmp_path):
-    root = cited_course(tmp_path / "c", BIB.replace("{Spread of {Gaussian} Means}",
-                                                    "{Spread of \\emph{in situ} {\\em Gaussian} \\mbox{Means}}"))
+    root = cited_course(tmp_path / "c", BIB.replace(
+        "{Spread of {Gaussian} Means}", "{Spread of \\emph{in situ} {\\em Gaussian} \\mbox{Means}, 50\\% \\{x\\}}")
+        .replace("  year   = {2019},", "  year   = {2019},\n  howpublished = {\\url{https://x.example/a~b--c}},"))
     build_here(root)
-    assert "“Spread of in situ Gaussian Means”" in entry_html(root, "mueller2020")
+    assert "“Spread of in situ Gaussian Means, 50% {x}”" in entry_html(root, "mueller2020")
+    assert "https://x.example/a~b--c" in entry_html(root, "adams2019")  # an address is not TeX
     fails(cited_course(tmp_path / "d", BIB.replace("{Spread of {Gaussian} Means}", "{Spread \\cite{x}}")),
           "content/references.bib:2: reference 'mueller2020': title has TeX this build cannot read as text (\\cite)")
 
@@ -297,7 +302,11 @@ def test_tex_that_styles_text_is_read_and_other_tex_is_refused(tmp_path):
     (("{Cy Adams}", "{Cy Ad\ue001ams}"), "content/references.bib:12: reference 'adams2019' has a private-use "
                                          "character"),
     (("@misc{adams2019,", "@misc{adams 2019,"), "content/references.bib:"),
-    (("@misc{adams2019,", "@misc{adams<2019>,"), "reference 'adams<2019>': a key is letters, digits and"),
+    (("@misc{adams2019,", "@misc{adams<2019>,"), "reference 'adams<2019>': a key begins with a letter or digit"),
+    (("{Means & <Medians> \"in\" Practice}", "{50% of means}"), "content/references.bib:12: reference 'adams2019': "
+                                                                  "title has a % (a comment in TeX"),
+    (("{Means & <Medians> \"in\" Practice}", "{Means {of} means"), "content/references.bib:"),
+    (("{Cy Adams}", "{Cy Adams and {}}"), "content/references.bib:12: reference 'adams2019': an empty name"),
 ])
 def test_entries_it_would_show_wrongly_are_refused_at_their_line(tmp_path, change, expected):
     fails(cited_course(tmp_path / "c", BIB.replace(*change)), expected)

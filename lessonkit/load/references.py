@@ -8,6 +8,7 @@ import html
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 from lessonkit.errors import BuildError
 from lessonkit.load.content import MISSING, line_of_key, load_data, read_text, safe_url
@@ -50,8 +51,8 @@ def load(root: Path, languages: list[str], tags: dict, style: object = MISSING) 
     for load_file in (_from_yaml, _from_bib):
         for key, item, at in load_file(root):
             if not KEY.fullmatch(key):
-                raise BuildError(f"reference {key!r}: a key is letters, digits and _ : . / + - (it names the "
-                                 f"entry's anchor, #ref-KEY)", *at)
+                raise BuildError(f"reference {key!r}: a key begins with a letter or digit, then letters, digits and "
+                                 f"_ : . / + - (it names the entry's anchor, #ref-KEY)", *at)
             same = next((k for k in items if k.lower() == key.lower()), None)
             if same is not None:
                 raise BuildError(f"reference {key!r} is also defined at {where[same][0]}:{where[same][1]}"
@@ -203,6 +204,8 @@ class _Latex:
     """BibTeX's TeX (accents, {braces} that keep case, \\emph and the like) as plain text, through one pybtex
     backend (finding it anew per call costs ~0.1 s: pybtex looks it up among every installed package)."""
 
+    ESCAPES = {"\\{": "{", "\\}": "}", "\\$": "$", "\\%": "%", "\\&": "&", "\\_": "_", "\\#": "#"}
+
     def __init__(self):
         from pybtex.backends.plaintext import Backend
 
@@ -211,15 +214,34 @@ class _Latex:
     def __call__(self, value: str, key: str, name: str, at) -> str:
         from pybtex.richtext import Text
 
+        def refuse(why: str):
+            return BuildError(f"reference {key!r}: {name} {why}", *at)
+
+        # Kept as written: an escaped character, and an address (\url's text is not TeX).
+        kept: list[str] = []
+
+        def keep(text: str) -> str:
+            kept.append(text)
+            return f"\ue0e0{len(kept) - 1}\ue0e1"
+
+        value = re.sub(r"\\url\s*\{([^{}]*)\}", lambda m: keep(m.group(1)), value)
+        value = re.sub(r"\\[{}$%&_#]", lambda m: keep(self.ESCAPES[m.group()]), value)
+        value = re.sub(r"\\[,;! ]", " ", value)
+        if "%" in value:
+            raise refuse("has a % (a comment in TeX, which would drop the rest of the field): write \\% for a "
+                         "percent sign")
         for command, plain in _TEX_NAMES.items():
-            value = re.sub(re.escape(command) + r"(\{\})?", plain, value)
+            value = re.sub(re.escape(command) + r"(?![A-Za-z])(\{\})?", plain, value)
         value = _TEX_SWITCHES.sub("", _TEX_HREF.sub("", _TEX_WRAPPERS.sub("", value)))
-        text = " ".join(Text.from_latex(value).render(self.backend).split())
-        left = re.search(r"\\[A-Za-z]+", text)
+        try:
+            text = " ".join(Text.from_latex(value).render(self.backend).split())
+        except Exception as exc:  # pybtex's TeX reader: unbalanced braces, a trailing backslash
+            raise refuse(f"cannot be read as TeX ({exc})") from None
+        left = re.search(r"\\[A-Za-z]*", text)
         if left:
-            raise BuildError(f"reference {key!r}: {name} has TeX this build cannot read as text ({left.group()}): "
-                             f"write the text itself", *at)
-        return text
+            command = left.group() if len(left.group()) > 1 else "a lone backslash"
+            raise refuse(f"has TeX this build cannot read as text ({command}): write the text itself")
+        return re.sub("\ue0e0(\\d+)\ue0e1", lambda m: kept[int(m.group(1))], text)
 
 
 def _csl(key: str, entry, at, latex) -> dict:
@@ -269,6 +291,8 @@ def _name(person, key, role, at, latex) -> dict | None:
         return None
     family = " ".join(latex(n, key, role, at) for n in person.prelast_names + person.last_names)
     given = " ".join(latex(n, key, role, at) for n in person.first_names + person.middle_names)
+    if not family.strip():
+        raise BuildError(f"reference {key!r}: an empty name in its {role}s", *at)
     if not given:  # one name: an organisation, a team
         return {"literal": family}
     name = {"family": family, "given": given}
@@ -310,7 +334,9 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
         csl = CitationStylesStyle(str(style), locale=locale, validate=False)
         if not csl.has_bibliography():
             raise BuildError("this citation style has no bibliography layout", shown)
-        et_al = int(csl.root.bibliography.get("et-al-min") or 4)
+        # "and others" stands for as many names as the style's largest et-al-min: wherever it cuts a list
+        cuts = [int(e.get("et-al-min")) for e in csl.root.iter() if str(e.get("et-al-min") or "").isdigit()]
+        et_al = max(cuts, default=1)
         ids = {f"k{n}": key for n, key in enumerate(items)}  # citeproc-py lowercases ids: ours are its own
         source = CiteProcJSON([_stand_in(items[key], n, et_al) for n, key in ids.items()])
         bibliography = CitationStylesBibliography(csl, source, _formatter())
@@ -333,8 +359,8 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
         for stand_in, entity in _ENTITY.items():
             text = text.replace(stand_in, entity)
         if _OTHERS in text:
-            raise BuildError(f"reference {key!r}: its names end in 'and others', but the citation style lists "
-                             f"up to {et_al - 1} names in full: write them all", *where[key])
+            raise BuildError(f"reference {key!r}: its names end in 'and others', but the citation style would "
+                             f"show names that are not written: write them all", *where[key])
         out.append((key, _linked(text, items[key])))
     return out
 
@@ -370,7 +396,8 @@ def _linked(text: str, item: dict) -> str:
     if item.get("DOI"):
         doi = item["DOI"]
         text = re.sub(f"(https?://(?:dx\\.)?doi\\.org/)?{_DOI}",
-                      lambda m: link(f"https://doi.org/{doi}", (m.group(1) or "") + doi), text)
+                      lambda m: link(f"https://doi.org/{quote(doi, safe='/:;()._-')}", (m.group(1) or "") + doi),
+                      text)
     if item.get("URL"):
         text = text.replace(_URL, link(item["URL"], item["URL"]))
     return text

@@ -368,7 +368,7 @@ def write(files: dict, site, course, options: Options, say) -> None:
             by_language = {lang: [(p.url, p.meta["title"]) for p in course.site.pages if p.lang == lang]
                            for lang in course.site.languages}
             say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
-            pdf.print_course(folder, by_language, course.site.config["title"])
+            pdf.print_course(folder, by_language, course.site.config["title"], course.site.config.get("base_url"))
 
     site.write(files, finish=finish if options.search or options.pdf else None)
 

@@ -65,6 +65,42 @@ def test_the_whole_course_of_a_language_is_one_pdf_with_a_bookmark_per_page(prin
         assert book.metadata.title == {"zh": "小课", "en": "A tiny course"}[lang]
 
 
+def links_of(pdf) -> set[str]:
+    from pypdf import PdfReader
+
+    return {str(a.get_object()["/A"]["/URI"]) for page in PdfReader(pdf).pages for a in page.get("/Annots") or []
+            if "/A" in a.get_object() and "/URI" in a.get_object()["/A"]}
+
+
+@pytest.mark.browser
+def test_a_course_printed_again_gives_the_same_pdfs_whose_links_lead_into_the_site(printed, tmp_path):
+    """Chromium stamps each PDF with the time it printed it, and writes links as file: addresses of the folder
+    it printed from; the build writes its own date over the time, and makes the links relative to the PDF (or
+    absolute under base_url), so a second print of the same commit is byte-identical wherever it is built."""
+    import time
+
+    root = printed.parent
+    first = {p.relative_to(printed): p.read_bytes() for p in sorted((printed / "pdf").rglob("*.pdf"))}
+    time.sleep(1.1)  # a print a second later would carry another time
+    result = run_build("--pdf", "--no-search", "--force", "--out", tmp_path / "again", root=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    again = {p.relative_to(tmp_path / "again"): p.read_bytes() for p in sorted((tmp_path / "again" / "pdf").rglob("*.pdf"))}
+    assert list(first) == list(again) and len(first) == 4
+    assert [name for name in first if first[name] != again[name]] == []
+    from pypdf import PdfReader
+
+    assert PdfReader(printed / "pdf/en/page.pdf").metadata["/CreationDate"] == "D:19700101000000+00'00'"
+    page_links, book_links = links_of(printed / "pdf/en/page.pdf"), links_of(printed / "pdf/en.pdf")
+    assert "../../en/experiments/tiny.html#L17" in page_links
+    assert page_links and all(link.startswith(("../../en/", "../../figures/")) for link in page_links), page_links
+    assert book_links == {link.removeprefix("../") for link in page_links}
+    published = run_build("--pdf", "--no-search", "--base-url", "https://example.org/c/", "--out",
+                          tmp_path / "published", root=root)
+    assert published.returncode == 0, published.stderr
+    assert links_of(tmp_path / "published/pdf/en/page.pdf") == {
+        "https://example.org/c/" + link.removeprefix("../../") for link in page_links}
+
+
 def test_without_pdf_no_page_links_to_one(tmp_path):
     root = make_course(tmp_path / "c")
     assert run_build("--no-search", "--out", root / "site", root=root).returncode == 0

@@ -5,6 +5,9 @@ folder, before the new site is swapped in, and loads nothing from outside it."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from pathlib import Path
 
 from lessonkit.errors import BuildError
@@ -14,14 +17,52 @@ FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#555">'
           '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
 
+def _dated_by_source(data: bytes) -> bytes:
+    """Chromium stamps a PDF with the time it printed it: the only bytes that differ between two prints of a
+    page. They become SOURCE_DATE_EPOCH's date (the build's), written over in place at the same length, so
+    that the file's offsets stay true and two builds of one commit give the same PDFs."""
+    stamp = time.strftime("D:%Y%m%d%H%M%S+00'00'", time.gmtime(int(os.environ.get("SOURCE_DATE_EPOCH", "0"))))
+    return re.sub(rb"(/(?:CreationDate|ModDate) \()(D:\d{14}\+00'00')(\))",
+                  lambda m: m.group(1) + stamp.encode() + m.group(3), data)
+
+
+def _relinked(data: bytes, root: str, where: str, base_url: str | None) -> bytes:
+    """The PDF with its links to the site's pages (Chromium writes them as file: addresses of the folder it
+    printed from, which is renamed once the build is done) leading to the published address, or, without
+    base_url, relative to the PDF's own place in the site (`where`, a folder below it)."""
+    import io
+    import posixpath
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    for page in writer.pages:
+        for annotation in page.get("/Annots") or []:
+            action = annotation.get_object().get("/A")
+            uri = action.get_object().get("/URI") if action is not None else None
+            if isinstance(uri, str) and uri.startswith(root):
+                target = uri[len(root):]
+                path, hash_, fragment = target.partition("#")
+                new = base_url + target if base_url else posixpath.relpath(path, where) + hash_ + fragment
+                action.get_object()[NameObject("/URI")] = TextStringObject(new)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def pdf_name(url: str) -> str:
     """A page's PDF, relative to the site root: en/chapter-3/3-1.html -> pdf/en/chapter-3/3-1.pdf."""
     return "pdf/" + url.removesuffix(".html") + ".pdf"
 
 
-def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str]) -> list[str]:
+def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str],
+                 base_url: str | None = None) -> list[str]:
     """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title. Writes the
     PDFs; returns their paths below the site."""
+    import io
+    import posixpath
+
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
@@ -47,11 +88,13 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
                     page.evaluate("document.fonts.ready.then(() => true)")
                     out = site / pdf_name(url)
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    page.pdf(path=str(out), format="A4", print_background=False, display_header_footer=True,
-                             header_template="<span></span>", footer_template=FOOTER,
-                             margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"})
+                    data = _dated_by_source(page.pdf(
+                        format="A4", print_background=False, display_header_footer=True,
+                        header_template="<span></span>", footer_template=FOOTER,
+                        margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"}))
+                    out.write_bytes(_relinked(data, root, posixpath.dirname(pdf_name(url)), base_url))
                     written.append(pdf_name(url))
-                    book.append(str(out), outline_item=title)
+                    book.append(io.BytesIO(_relinked(data, root, "pdf", base_url)), outline_item=title)
                 book.add_metadata({"/Title": titles.get(lang, "")})
                 with open(site / "pdf" / f"{lang}.pdf", "wb") as fh:
                     book.write(fh)

@@ -26,10 +26,11 @@ def _dated_by_source(data: bytes) -> bytes:
                   lambda m: m.group(1) + stamp.encode() + m.group(3), data)
 
 
-def _relinked(data: bytes, root: str, where: str, base_url: str | None) -> bytes:
+def _relinked(data: bytes, root: str, where: str, base_url: str | None, radicals: dict) -> bytes:
     """The PDF with its links to the site's pages (Chromium writes them as file: addresses of the folder it
     printed from, which is renamed once the build is done) leading to the published address, or, without
-    base_url, relative to the PDF's own place in the site (`where`, a folder below it)."""
+    base_url, relative to the PDF's own place in the site (`where`, a folder below it); and its text mapped
+    to the characters the page has, not to CJK radicals (`_unradical`)."""
     import io
     import posixpath
 
@@ -37,6 +38,7 @@ def _relinked(data: bytes, root: str, where: str, base_url: str | None) -> bytes
     from pypdf.generic import NameObject, TextStringObject
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    _unradical(writer, radicals)
     for page in writer.pages:
         for annotation in page.get("/Annots") or []:
             action = annotation.get_object().get("/A")
@@ -49,6 +51,70 @@ def _relinked(data: bytes, root: str, where: str, base_url: str | None) -> bytes
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def cjk_radicals() -> dict[int, int]:
+    """Radical -> ideograph, for the glyphs Noto Sans CJK SC shares between them (⼤ and 大 are one glyph).
+    Chromium writes each glyph's text as the lowest code point that maps to it, so copying or searching a
+    Chinese PDF found ⼤ for 大; the font's own cmap says which ideograph a radical's glyph also is. Empty when
+    fontconfig or the font is missing: the text is then as Chromium wrote it."""
+    import subprocess
+
+    try:
+        from fontTools.ttLib import TTFont
+
+        found = subprocess.run(["fc-match", "-f", "%{file}:%{index}", "Noto Sans CJK SC"], capture_output=True,
+                               text=True, timeout=10).stdout
+        path, _, index = found.rpartition(":")
+        cmap = TTFont(path, fontNumber=int(index or 0), lazy=True).getBestCmap()
+    except Exception:  # no fontconfig, no font, or one fontTools cannot read
+        return {}
+
+    def radical(c: int) -> bool:
+        return 0x2E80 <= c <= 0x2FDF or 0x31C0 <= c <= 0x31EF
+
+    by_glyph: dict = {}
+    for c, glyph in cmap.items():
+        by_glyph.setdefault(glyph, []).append(c)
+    out = {}
+    for c, glyph in cmap.items():
+        others = [o for o in by_glyph[glyph] if not radical(o)]
+        if radical(c) and others:
+            out[c] = min(others, key=lambda o: (not 0x4E00 <= o <= 0x9FFF, o))  # a common ideograph first
+    return out
+
+
+def _unradical(writer, radicals: dict) -> None:
+    """Each font's ToUnicode map with radicals written as the ideographs they stand for (bfchar targets)."""
+    if not radicals:
+        return
+    from pypdf.errors import PdfReadError
+
+    def target(m) -> str:
+        try:
+            text = bytes.fromhex(m.group(2)).decode("utf-16-be")
+        except (ValueError, UnicodeDecodeError):
+            return m.group(0)
+        fixed = "".join(chr(radicals.get(ord(c), ord(c))) for c in text)
+        return m.group(0) if fixed == text else f"{m.group(1)}<{fixed.encode('utf-16-be').hex().upper()}>"
+
+    done = set()
+    for page in writer.pages:
+        fonts = page.get("/Resources", {}).get("/Font", {})
+        for font in fonts.values():
+            cmap = font.get_object().get("/ToUnicode")
+            if cmap is None or id(cmap.get_object()) in done:
+                continue
+            stream = cmap.get_object()
+            done.add(id(stream))
+            text = stream.get_data().decode("latin-1")
+            blocks = re.sub(r"beginbfchar(.*?)endbfchar", lambda b: "beginbfchar" + re.sub(
+                r"(<[0-9A-Fa-f]+>\s*)<([0-9A-Fa-f]+)>", target, b.group(1)) + "endbfchar", text, flags=re.S)
+            if blocks != text:
+                try:
+                    stream.set_data(blocks.encode("latin-1"))  # compressed again as it was
+                except PdfReadError:  # a filter pypdf cannot write: that font's text stays as written
+                    pass
 
 
 def pdf_name(url: str) -> str:
@@ -71,6 +137,7 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
         raise BuildError(f"--pdf needs {exc.name} (make site installs it into .venv)") from None
     written = []
     root = site.resolve().as_uri() + "/"
+    radicals = cjk_radicals()
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.is_file() else None,
@@ -92,9 +159,9 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
                         format="A4", print_background=False, display_header_footer=True,
                         header_template="<span></span>", footer_template=FOOTER,
                         margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"}))
-                    out.write_bytes(_relinked(data, root, posixpath.dirname(pdf_name(url)), base_url))
+                    out.write_bytes(_relinked(data, root, posixpath.dirname(pdf_name(url)), base_url, radicals))
                     written.append(pdf_name(url))
-                    book.append(io.BytesIO(_relinked(data, root, "pdf", base_url)), outline_item=title)
+                    book.append(io.BytesIO(_relinked(data, root, "pdf", base_url, radicals)), outline_item=title)
                 book.add_metadata({"/Title": titles.get(lang, "")})
                 with open(site / "pdf" / f"{lang}.pdf", "wb") as fh:
                     book.write(fh)

@@ -26,14 +26,16 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 def run_build(*args, root: Path = ROOT, validator: bool = False, fresh: bool = False) -> subprocess.CompletedProcess:
     """python build.py … as an author runs it: its exit code, output and errors. It runs in this process
     (build.main, as the command line calls it: a process start and the engine's imports saved) unless `fresh`
-    asks for a new Python, or the arguments need one (--serve blocks, --debug lets a traceback out). A check
+    asks for a new Python, or the arguments need one: --serve blocks, --debug lets a traceback out, --pdf drives
+    Playwright's sync API (refused inside the asyncio loop a browser test's worker runs), and --jobs must be
+    free to fork (a build does not fork from a process with threads, and a test worker may have some). A check
     leaves out the W3C Nu validator (a Java run of ~6 s that judges the templates, which every fixture course
     shares) unless asked: the real course's check runs it, and test_build.py tests that it runs."""
     args = tuple(map(str, args))
     if not validator and {"--check", "--check-only"} & set(args):
         args += ("--no-validator",)
     command = [sys.executable, str(ROOT / "build.py"), "--root", str(root), *args]
-    if fresh or {"--serve", "--debug"} & set(args):
+    if fresh or {"--serve", "--debug", "--pdf", "--jobs"} & set(args):
         return subprocess.run(command, capture_output=True, text=True, cwd=root)
     return _in_process(command, root)
 

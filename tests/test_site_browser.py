@@ -42,6 +42,9 @@ AXE = Axe()
 # scroll there; the viewport meta decides zoom). Every other rule sees the same at both widths.
 # (Contrast is the same at both widths: the themes' colours do not depend on the width.)
 PHONE_RULES = ["scrollable-region-focusable", "meta-viewport", "meta-viewport-large"]
+# The dark theme changes colours and nothing else (test_the_dark_theme_changes_colours_only): what it can
+# change is these rules' outcome. The rest run in the light theme.
+DARK_RULES = ["color-contrast", "link-in-text-block"]
 
 
 # --- pages, discovered from a build at collection time --------------------------------------------
@@ -173,6 +176,8 @@ def axe_results(tabs):
             options = {"resultTypes": ["violations"]}
             if width == "phone":  # the rest were run at desktop width; what 375 px changes is these
                 options["runOnly"] = {"type": "rule", "values": PHONE_RULES}
+            elif scheme == "dark":  # and in the light theme; what the dark one changes is these
+                options["runOnly"] = {"type": "rule", "values": DARK_RULES}
             result = AXE.run(page, options=options)
             cache[rel, scheme, width] = {"violations": result.response["violations"],
                                          "placeholders": placeholders(page)}
@@ -593,6 +598,31 @@ def test_axe_finds_nothing_serious_or_critical_and_text_contrast_is_readable(axe
     faint = [f"{p['text']!r} ({p['cls']}): {contrast(p['color'], float(p['opacity']), p['back']):.2f}:1"
              for p in found["placeholders"] if contrast(p["color"], float(p["opacity"]), p["back"]) < 4.5]
     assert faint == [], f"{scheme}: placeholder text below 4.5:1: {faint}"
+
+
+COLOUR = re.compile(r"#[0-9a-f]{3,8}|rgba?\([^)]*\)|transparent|currentcolor", re.I)
+COLOUR_PROPERTIES = {"color", "background", "background-color", "border-color", "outline-color",
+                     "text-decoration-color", "fill", "stroke", "caret-color", "accent-color"}
+
+
+def test_the_dark_theme_changes_colours_only(site):
+    """What lets axe run only DARK_RULES in the dark theme: every rule inside a prefers-color-scheme block of
+    the site's stylesheets sets a colour property, or a custom property to a colour."""
+    sheets = sorted(site.rglob("*.css"))
+    found = 0
+    for sheet in sheets:
+        css = re.sub(r"/\*.*?\*/", "", sheet.read_text("utf-8"), flags=re.S)
+        for media in re.finditer(r"@media[^{]*prefers-color-scheme[^{]*\{", css):
+            depth, i = 1, media.end()
+            while depth:
+                depth += {"{": 1, "}": -1}.get(css[i], 0)
+                i += 1
+            for prop, value in re.findall(r"([-\w]+)\s*:\s*([^;{}]+)", re.sub(r"[^{}]*\{", "{", css[media.end():i])):
+                found += 1
+                value = value.strip()
+                ok = prop.lower() in COLOUR_PROPERTIES or prop.startswith("--") and COLOUR.fullmatch(value)
+                assert ok, f"{sheet.relative_to(site)}: the dark theme sets {prop}: {value}, not a colour"
+    assert found, "no dark theme found in the site's stylesheets"
 
 
 @pytest.mark.parametrize("rel", PAGES)

@@ -84,20 +84,20 @@ FIELDS = {
 
 
 @pytest.fixture(scope="module")
-def course(prebuilt):
+def filled(prebuilt):
     """The course with every field filled, built once (its site and cache copied per test)."""
     return prebuilt("escaping", lambda root: with_figure_and_more(make_course(root)), *BUILD)
 
 
 @pytest.fixture(scope="module")
-def baseline(course, tmp_path_factory):
-    return shape(course(tmp_path_factory.mktemp("base") / "c") / "site")
+def baseline(filled, tmp_path_factory):
+    return shape(filled(tmp_path_factory.mktemp("base") / "c") / "site")
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
 @pytest.mark.parametrize("field", list(FIELDS))
-def test_a_payload_in_any_field_is_refused_or_shown_as_text(tmp_path, course, baseline, field, payload):
-    root = course(tmp_path / "c")
+def test_a_payload_in_any_field_is_refused_or_shown_as_text(tmp_path, filled, baseline, field, payload):
+    root = filled(tmp_path / "c")
     FIELDS[field](root, payload)
     run_build("--mark-translated", "en/page.md", root=root)
     result = build(root)

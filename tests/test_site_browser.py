@@ -36,7 +36,6 @@ PHONE = {"width": 375, "height": 800}
 HTML_CSS_BUDGET = 100_000
 PANEL_BUDGET = 6_000  # bytes, one provenance or audit panel
 CLS_BUDGET = 0.001
-BUSY_CPU = 6  # at this slowdown a page painted as it parsed shifted on 3 of 6 loads; base.html waits for the end
 AXE = Axe()
 # The axe rules of its default set whose outcome a 375 px layout can change (display math and source listings
 # scroll there; the viewport meta decides zoom). Every other rule sees the same at both widths.
@@ -641,24 +640,32 @@ try {
     for (const e of list.getEntries()) if (!e.hadRecentInput) window.__cls += e.value;
   }).observe({type: 'layout-shift', buffered: true});
 } catch (e) { window.__cls = -1; }
+// Whether the first frame had the whole page: its render-blocking link's element was parsed by then.
+window.__whole = null;
+requestAnimationFrame(() => {
+  const expect = document.querySelector('link[rel=expect][blocking~=render]');
+  window.__whole = !!(expect && document.querySelector(expect.getAttribute('href')));
+});
 """
 
 
 def cold_load(browser, url: str) -> tuple[float, list[str]]:
     """Layout shift once the fonts are in, and the stylesheets, in a fresh context.
 
-    A fresh context has an empty cache, as a first-time reader has (the math font included). The CPU runs
-    BUSY_CPU times slower, as on a loaded CI machine, where Chromium paints a page before it has all of it.
+    A fresh context has an empty cache, as a first-time reader has (the math font included). Also whether the
+    first frame had the whole page: a page painted as it parses shifts when later table rows widen a column,
+    as on a loaded machine, where Chromium paints sooner (CLS 0.011 on a CI run, 3 of 6 loads at 6x CPU
+    throttling), and on a slow network.
     """
     context = browser.new_context(viewport=DESKTOP)
     try:
         context.add_init_script(LAYOUT_SHIFT)
         page = context.new_page()
-        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": BUSY_CPU})
         page.goto(url, wait_until="load")
         page.evaluate("document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => "
                       "requestAnimationFrame(() => setTimeout(r, 50)))))")
         cls = page.evaluate("window.__cls")
+        assert page.evaluate("window.__whole") is True, f"{url}: the first frame was painted before the page was parsed"
         sheets = page.evaluate("[...document.styleSheets].map(s => s.href).filter(Boolean)")
     finally:
         context.close()

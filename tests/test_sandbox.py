@@ -132,7 +132,8 @@ def running(marker: str) -> list[str]:
     return [line for line in out.splitlines() if marker in line and "ps -eww" not in line]
 
 
-@pytest.mark.parametrize("how, executor", [("SIGTERM", "local"), ("SIGKILL", "local"), ("SIGTERM", "dask:local")])
+@pytest.mark.parametrize("how, executor", [("SIGTERM", "local"), ("SIGKILL", "local"),
+                                           pytest.param("SIGTERM", "dask:local", marks=pytest.mark.slow)])
 def test_nothing_outlives_a_build_that_is_ended(tmp_path, how, executor):
     marker = f"lessonkit-orphan-{how}-{executor.replace(':', '-')}-{os.getpid()}"
     source = TINY_EXPERIMENT.replace("def run(seed, *, n):", f'''def run(seed, *, n):

@@ -242,6 +242,7 @@ def test_check_re_evaluates_claims_on_the_values_the_page_shows(tiny):
 
 # -- where runs execute ------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a local Dask cluster starts: `make test` runs it
 def test_a_dask_cluster_gives_the_same_values(tmp_path):
     pytest.importorskip("distributed", reason="the dask extra is part of the test requirements")
     local, dask = (make_course(tmp_path / name) for name in ("local", "dask"))
@@ -256,6 +257,7 @@ def test_a_dask_cluster_gives_the_same_values(tmp_path):
     assert values(dask) == values(local) and values(local)
 
 
+@pytest.mark.slow  # a local Dask cluster starts: `make test` runs it
 def test_the_builds_own_dask_cluster_takes_no_tasks_from_others_and_serves_no_dashboard():
     """dask:local listens on loopback only, over TLS with credentials made for this build, and opens no
     dashboard (Dask's default 8787)."""

@@ -19,6 +19,8 @@ FIGURE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\Z")
 # BCP 47, as far as a page's lang attribute needs: zh-CN, en, pt-BR
 LANG_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*\Z")
 _MAX = 120
+# Ids every page's template writes (base.html, page.html, glossary.html): no author's id may take one.
+TEMPLATE_IDS = ("top", "main", "page-end")
 
 _SAY = {NAME.pattern: "letters, digits and _, in parts joined by '.' or '-', starting with a letter",
         FIGURE.pattern: "<recipe module>.<function>, both Python names",

@@ -374,6 +374,7 @@ def test_a_plain_title_and_a_page_without_description_build(tmp_path):
     ("- id: t\n  zh: 词\n", "glossary entry 't' has no en term"),
     ("- id: t\n  zh: 词\n  en: word\n- id: t\n  zh: 字\n  en: char\n", "glossary id 't' is used twice"),
     ("- zh: 词\n  en: word\n", "glossary entry 1: needs an id"),
+    ("- id: page-end\n  zh: 词\n  en: word\n", "glossary id 'page-end' is an id the page writes itself"),
 ])
 def test_a_bad_glossary_is_one_line(tmp_path, glossary, message):
     root = make_course(tmp_path / "c")

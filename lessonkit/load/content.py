@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from lessonkit import io
+from lessonkit import io, names
 from lessonkit.errors import BuildError
 from lessonkit.io import write_atomic
 from lessonkit.load import theme
@@ -514,6 +514,8 @@ def load_glossary(root: Path, languages: list[str]) -> list[dict]:
             raise BuildError(f"glossary entry {i}: needs an id (letters, digits, - and _)", *where)
         if key in seen:
             raise BuildError(f"glossary id {key!r} is used twice", *where)
+        if key in names.TEMPLATE_IDS:  # the glossary page gives each entry its id
+            raise BuildError(f"glossary id {key!r} is an id the page writes itself; choose another", *where)
         seen.add(key)
         for lang in languages:
             if not isinstance(entry.get(lang), str) or not entry[lang].strip():

@@ -36,7 +36,7 @@ def page_ids(built: Built) -> set:
     from lessonkit import names
 
     c = built.collected
-    ids = {"top", "main", "page-end", *c.ids, *(names.claim_anchor(k) for k in c.claims),
+    ids = {*names.TEMPLATE_IDS, *c.ids, *(names.claim_anchor(k) for k in c.claims),
            *(names.experiment_anchor(e) for e in c.experiments)}
     if c.claims or c.experiments:
         ids.add("verification-summary")

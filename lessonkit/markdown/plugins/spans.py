@@ -29,7 +29,7 @@ ALLOWED = {
     "code_inline": {"class", "id"},
 }
 # Ids the page templates and plugins write themselves.
-RESERVED_IDS = {"top", "main", "page-end", "claims-audit", "verification-summary", "references"}
+RESERVED_IDS = {*names.TEMPLATE_IDS, "claims-audit", "verification-summary", "references"}
 RESERVED_PREFIXES = ("audit-", "ref-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
                      "home-", "table-", "eq-")
 

@@ -675,8 +675,8 @@ def cold_load(browser, url: str) -> tuple[float, list[str]]:
 
     A fresh context has an empty cache, as a first-time reader has (the math font included). Also whether the
     first frame had the whole page: a page painted as it parses shifts when later table rows widen a column,
-    as on a loaded machine, where Chromium paints sooner (CLS 0.011 on a CI run, 3 of 6 loads at 6x CPU
-    throttling), and on a slow network.
+    as on a loaded machine, where Chromium paints sooner (CLS 0.011 on a CI run; at 6x CPU throttling, 3 of 6
+    loads of that page shifted), and on a slow network.
     """
     context = browser.new_context(viewport=DESKTOP)
     try:

@@ -672,3 +672,20 @@ def test_a_figure_name_resolves_only_inside_figures(tmp_path, fid):
         assert not evil.with_name("ran").exists()
     finally:
         evil.unlink()
+
+
+@pytest.mark.parametrize("folder", ["experiments", "content/en", "templates/static", "figures"])
+def test_a_link_to_nothing_among_the_inputs_is_not_an_internal_error(tmp_path, folder):
+    """A copied course whose link leads nowhere (experiments/criteria.py -> ../lessonkit/criteria.py, copied
+    without its target): the no-op fingerprint no longer fails on it; the build uses or refuses it in one line."""
+    root = make_course(tmp_path / "c")
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / folder / "gone.py").symlink_to("../nowhere/gone.py")
+    result = build(root)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    if result.returncode:
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    else:
+        assert not [p for p in (root / "site").rglob("*") if p.is_symlink()], "a link reached the site"
+    again = build(root)  # and the next build, with the fingerprint written, is a no-op or the same error
+    assert again.returncode == result.returncode and "internal error" not in again.stderr, again.stderr

@@ -37,7 +37,11 @@ def _walk(folder: Path, h) -> None:
         if entry.is_dir(follow_symlinks=False):
             _walk(Path(entry.path), h)
         else:
-            st = entry.stat()
+            try:
+                st = entry.stat()
+            except OSError:  # a link to nothing (or a loop): the stage that reads it says so in one line
+                h.update(f"{entry.path}\0{os.readlink(entry.path) if entry.is_symlink() else '?'}\n".encode())
+                continue
             h.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
 
 

@@ -6,10 +6,9 @@ below the sticky header; no horizontal overflow on a phone; axe-core finds nothi
 the light theme, and no contrast problem in either (the dark theme changes colours only, which a test checks);
 budgets that do not depend on how busy the machine is (bytes, layout shift, a first frame that has the whole
 page) are asserted and printed with the prefix "budget:" (first paint is timed in bench/fcp.py); the page reads
-with JavaScript off. Beyond that list, what a reader
-sees at once: the text column is wide on a desktop, text keeps a margin on a phone, placeholders are
-readable, and axe also runs its layout-dependent rules at phone width (where display math and source
-listings scroll). Screenshots to look at are `make screenshots` (tests/screenshots.py), not a test.
+with JavaScript off. Beyond that list, what a reader sees at once: the text column is wide on a desktop, text
+keeps a margin on a phone, placeholders are readable, and axe also runs its layout-dependent rules at phone
+width (where display math and source listings scroll). Screenshots to look at are `make screenshots` (tests/screenshots.py), not a test.
 
 One browser for the module, one context per theme and width, one page per context, reused.
 """
@@ -630,7 +629,7 @@ def test_the_dark_theme_changes_colours_only(site):
         sheets.update({f"{rel} <style> {n}": css for n, css in
                        enumerate(re.findall(r"<style[^>]*>(.*?)</style>", html, re.S))})
         outside = re.sub(r"<style[^>]*>.*?</style>", "", html, flags=re.S)
-        assert "prefers-color-scheme" not in outside and "light-dark(" not in html, f"{rel}: depends on the scheme"
+        assert "prefers-color-scheme" not in outside and "light-dark(" not in outside, f"{rel}: depends on the scheme"
     for path in sorted(site.rglob("*.js")):
         text = path.read_text("utf-8", errors="replace")
         assert "prefers-color-scheme" not in text, f"{path.relative_to(site)}: a script reads the colour scheme"

@@ -35,7 +35,9 @@ class Cluster:
         self.procs: list[subprocess.Popen] = []
         self.logs = tmp / "cluster-logs"
         self.logs.mkdir(exist_ok=True)
-        self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
+        # --no-dashboard still serves HTTP on :8787, which test_sweep checks the build's own cluster leaves free.
+        self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard",
+                                  "--dashboard-address", "127.0.0.1:0"])
         self.workers = [self._start(f"worker-{i}", ["worker", self.address, "--nthreads", "1", "--no-nanny",
                                                     "--no-dashboard", "--death-timeout", "60",
                                                     "--local-directory", str(tmp / f"worker-{i}")], env)

@@ -552,6 +552,35 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
 
 
+@pytest.mark.parametrize("made", ["_DRAWS = np.random.default_rng(0)", "_SEEN = []"])
+def test_an_experiment_whose_answer_depends_on_the_seeds_run_before_is_caught(tmp_path, made):
+    """State made at import (a generator, a list a run appends to) gives a seed the same answer in every fresh
+    process, but another after other seeds: the course seed's second run comes after another seed."""
+    value = "float(_DRAWS.random())" if "rng" in made else "(_SEEN.append(seed), len(_SEEN))[1]"
+    source = TINY_EXPERIMENT.replace('"odd": seed % 2,', f'"odd": seed % 2,\n        "drift": {value},')
+    source = source.replace('PARAMS = {"n": 64}\n', f'PARAMS = {{"n": 64}}\n{made}\n')
+    root = make_course(tmp_path / "c", experiment=source)
+    line = line_of(root / "experiments/tiny.py", '"drift":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: experiment tiny gave seed 0 two different values "
+                                   "of drift")
+
+
+@pytest.mark.parametrize("seeds", [1, 2, 3, 7])
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_the_course_seed_runs_again_in_another_job_after_another_seed(seeds, workers):
+    from lessonkit.measure.experiments import _jobs
+
+    jobs = _jobs(list(range(seeds)), 0, True, workers)
+    twins = [chunk for chunk, twin in jobs if twin]
+    assert len(twins) == 1 and twins[0][-1] == 0 and twins[0].count(0) == 1
+    assert sorted(s for chunk, twin in jobs for s in (chunk[:-1] if twin else chunk)) == list(range(seeds))
+    if seeds > 1:
+        assert len(twins[0]) > 1  # after another seed
+    assert len(jobs) == max(2, min(workers, seeds)), jobs  # no process more than the runs need
+    assert _jobs([1, 2], 0, True, 2) == [([1], False), ([2, 0], True)]  # the course seed came from the cache
+    assert _jobs([1, 2], 0, False, 2) == [([1], False), ([2], False)]
+
+
 def test_a_full_disk_never_leaves_a_course_file_half_written(tmp_path, monkeypatch):
     """--mark-translated, `new` and site.yaml edits write whole files or nothing."""
     import errno

@@ -1,4 +1,4 @@
-"""Run the experiments over a set of seeds, in parallel, each run in a process of its own, with a cache.
+"""Run the experiments over a set of seeds, in parallel, a job (some seeds) to a process, with a cache.
 
 A run is one experiment on one seed. Its cache entry is keyed by the experiment's code
 (its file and the sibling modules it imports), the seed, the Python and numpy versions
@@ -68,6 +68,7 @@ class Job:
     seeds: list
     timeout: float
     env: dict = field(default_factory=dict)
+    twin: bool = False  # its last seed is the course seed run again, to compare with its first run
 
 
 # `import a, b` and `from a import x` at the start of a line (regex, not ast: it runs on every build).
@@ -202,6 +203,23 @@ def _chunks(seeds: list, parts: int) -> list[list]:
     return [seeds[i::parts] for i in range(parts)]
 
 
+def _jobs(missing: list, course_seed: int, again: bool, workers: int) -> list[tuple[list, bool]]:
+    """One experiment's runs as jobs (seeds, twin), about one per worker. With `again`, the course seed runs a
+    second time at the end of a job that did not run it first, after another seed wherever there is one: it
+    must give the same values in another process, and after other seeds as well as first (which catches a
+    generator made once at import, or state a seed leaves behind, as well as the time and unseeded draws)."""
+    chunks = [chunk for chunk in _chunks(missing, workers) if chunk]
+    if not again:
+        return [(chunk, False) for chunk in chunks]
+    others = [chunk for chunk in chunks if course_seed not in chunk]
+    if others:
+        others[-1].append(course_seed)
+        return [(chunk, chunk is others[-1]) for chunk in chunks]
+    if chunks and len(chunks[0]) > 1:  # one job held every seed: the course seed first, alone
+        return [([course_seed], False), ([s for s in chunks[0] if s != course_seed] + [course_seed], True)]
+    return [*[(chunk, False) for chunk in chunks], ([course_seed], True)]
+
+
 def runner_hash() -> str:
     return hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]
 
@@ -211,10 +229,10 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
             policy: frozen.Policy | None = None) -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
-    The course seed is run a second time, in a process of its own, whenever it runs (an experiment's first
-    run after a change), and with twice=True (--check) even when it comes from the cache: the same seed must
-    give the same values, or the experiment measures something besides its seed (the time, an unseeded
-    generator). A frozen experiment instead runs its first `policy.verify` seeds again (from the cache, unless
+    The course seed is run a second time, in another process and after another seed (see _jobs), whenever it
+    runs (an experiment's first run after a change), and with twice=True (--check) even when it comes from the
+    cache: the same seed must give the same values, or the experiment measures something besides its seed (the
+    time, an unseeded generator, state an earlier seed left). A frozen experiment instead runs its first `policy.verify` seeds again (from the cache, unless
     twice) and must agree with its frozen file. `executor()` gives a context manager for
     (concurrent.futures.Executor, workers); it is only entered when something has to run. None: run here,
     one job after another.
@@ -340,23 +358,21 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             checking = [s for s in missing if s in report.frozen_at]
             what = "verifying" if checking and len(checking) == len(missing) else "running"
             progress(f"{what} {report.path} ({shown})")
-        for chunk in _chunks(missing, workers):
-            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env()), False))
-        if again:  # the course seed once more, to compare
-            jobs.append((report, Job(report.name, path.name, sources, [report.seeds[0]], timeout, numeric_env()), True))
-    futures = [(report, job, twin, pool.submit(run_job, job) if pool else None) for report, job, twin in jobs]
+        for chunk, twin in _jobs(missing, report.seeds[0], again, workers):
+            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env(), twin)))
+    futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
     twins = []
-    for report, job, twin, future in futures:
+    for report, job, future in futures:
         result = future.result() if future else run_job(job)
         if result["failure"]:
             for *_, other in futures:  # what has not started yet need not
                 if other is not None:
                     other.cancel()
-        for data in result["reports"]:
+        for i, data in enumerate(result["reports"]):
             if data.get("name") != report.name:
                 raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
                                  report.path)
-            if twin:
+            if job.twin and i == len(job.seeds) - 1:
                 twins.append((report, data))
                 continue
             seed = data["seed"]
@@ -380,8 +396,9 @@ def _same_twice(report: Report, again: dict) -> None:
         a, b = first["values"].get(key), again["values"].get(key)
         if json.dumps(a) != json.dumps(b):  # (as text: NaN is NaN; the engine refuses it later)
             raise BuildError(f"experiment {report.name} gave seed {report.seeds[0]} two different values of {key}: "
-                             f"{json.dumps(a)[:80]}, then {json.dumps(b)[:80]}: what it measures must depend on its "
-                             f"seed and parameters alone (an unseeded generator, the time, the machine's state?)",
+                             f"{json.dumps(a)[:80]}, then {json.dumps(b)[:80]}: what it "
+                             f"measures must depend on its seed and parameters alone (an unseeded generator, one "
+                             f"made at import, the time, state left by an earlier seed?)",
                              report.path, first.get("lines", {}).get(key))
 
 

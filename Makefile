@@ -23,9 +23,9 @@ test: $(STAMP) fonts sandbox chromium
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -n auto
 
-# After every edit: lint, the import layers, and the engine's tests on fixture courses (no browser, not the
-# real course, no fuzzing). `make test` runs everything. (The browser file is not even collected: collecting it
-# builds the real course to find its pages.)
+# After every edit: lint, the import layers, and the engine's tests on fixture courses that take under a
+# second each (no browser, not the real course; `slow` marks the rest). `make test` runs everything.
+# (The browser file is not even collected: collecting it builds the real course to find its pages.)
 quick: $(STAMP) fonts sandbox
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache

@@ -198,6 +198,7 @@ def test_bad_input_fails_in_one_line_and_keeps_the_site(built, breakage, message
     assert not list(out.parent.glob(".site.new-*")), "no half-written staging folder is left behind"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strict", [False, True], ids=["plain", "strict"])
 def test_independent_mistakes_are_all_reported_in_one_pass_sorted_by_file_and_line(built, strict):
     """Six mistakes in three files: a value key, a link and a figure id in the zh page, LaTeX and a glossary
@@ -255,6 +256,7 @@ def test_debug_shows_the_traceback(built):
     assert result.returncode == 1 and "Traceback" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["crlf", "bom", "fullwidth"])
 def test_odd_but_valid_input_builds(built, variant):
     course, out, before = built
@@ -302,6 +304,7 @@ def test_out_never_replaces_the_course_or_a_folder_that_is_not_a_site(built, tar
     assert target != "stranger" or (out / "todo.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_a_print_in_an_experiment_does_not_break_the_build(built):
     course, out, _ = built
     edit(course, EXPERIMENT, "    rng = np.random.default_rng(seed)\n",
@@ -370,6 +373,7 @@ def test_a_page_at_an_experiments_source_address_is_refused(tmp_path):
     assert caught.value.path.as_posix() == "content/zh/experiments/tiny.md"
 
 
+@pytest.mark.slow
 def test_a_figure_recipe_bound_by_assignment_or_import_is_found(tmp_path):
     from conftest import TINY_FIGURE, build_here
 

@@ -53,6 +53,7 @@ def test_every_shown_number_is_what_the_experiment_prints(book):
             assert json.loads(value) == truth[key], key
 
 
+@pytest.mark.slow
 def test_seed_changes_the_numbers(book, tmp_path):
     out = tmp_path / "s7"
     result = run_build("--seed", "7", "--seeds", "2", "--no-search", "--out", out, root=book)
@@ -87,6 +88,7 @@ def test_summary_lists_every_claim_with_criterion_and_rerun_command(book):
     assert '<details class="hint"><summary>Hint</summary>' in en
 
 
+@pytest.mark.slow
 def test_figures_are_svg_in_both_languages_and_byte_identical(book, tmp_path):
     out = tmp_path / "again"
     result = run_build("--out", out, "--force", "--no-search", root=book)  # drawn again, not copied from a cache

@@ -39,6 +39,7 @@ def fresh(root):
     shutil.rmtree(root / "site", ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_freeze_writes_every_seed_with_what_produced_it_and_twice_the_same_bytes(tmp_path):
     root = course(tmp_path)
     _, said = build_here(root, freeze=True)
@@ -57,6 +58,7 @@ def test_freeze_writes_every_seed_with_what_produced_it_and_twice_the_same_bytes
     assert re.search(r'^     "mean": -?[0-9.e-]+,$', first.decode(), re.M)
 
 
+@pytest.mark.slow
 def test_a_frozen_course_on_a_clean_clone_runs_only_the_course_seed_and_shows_the_same_numbers(tmp_path):
     root = course(tmp_path)
     result, _ = build_here(root)
@@ -80,6 +82,7 @@ def test_a_frozen_course_on_a_clean_clone_runs_only_the_course_seed_and_shows_th
     assert build_here(root, verify=3)[0]["runs"] == 3
 
 
+@pytest.mark.slow
 def test_values_edited_with_their_hash_kept_are_caught_by_the_run_again(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
@@ -122,6 +125,7 @@ def test_a_frozen_file_edited_by_hand_is_an_error_at_its_line(tmp_path):
         build_here(root)
 
 
+@pytest.mark.slow
 def test_changed_code_is_run_instead_and_is_an_error_with_frozen_only(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
@@ -146,6 +150,7 @@ def test_changed_code_is_run_instead_and_is_an_error_with_frozen_only(tmp_path):
         build_here(root, refresh=("nope",))
 
 
+@pytest.mark.slow
 def test_frozen_only_refuses_an_unfrozen_experiment_and_seeds_beyond_the_frozen_ones(tmp_path):
     root = course(tmp_path, seeds=2)
     with pytest.raises(BuildError, match=r"--frozen-only: experiment tiny has no frozen results \(results/tiny.json\)"):
@@ -187,6 +192,7 @@ def test_tolerance_is_relative_and_an_experiment_may_declare_more():
     assert frozen.differences(a, gone, {}) == ["xs: no longer measured"]
 
 
+@pytest.mark.slow
 def test_what_the_code_writes_is_checked_too_claims_as_stated_and_their_seed(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
@@ -224,6 +230,7 @@ def test_what_the_code_writes_is_checked_too_claims_as_stated_and_their_seed(tmp
         build_here(root)
 
 
+@pytest.mark.slow
 def test_freezing_keeps_frozen_seeds_and_happens_only_once_the_site_is_built(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
@@ -238,6 +245,7 @@ def test_freezing_keeps_frozen_seeds_and_happens_only_once_the_site_is_built(tmp
     assert frozen_file(root).read_bytes() == before  # the build failed: nothing was frozen
 
 
+@pytest.mark.slow
 def test_a_file_without_the_course_seed_is_not_used_and_check_runs_the_course_seed(tmp_path):
     root = course(tmp_path)
     build_here(root, freeze=True)
@@ -253,6 +261,7 @@ def test_a_file_without_the_course_seed_is_not_used_and_check_runs_the_course_se
     assert done.returncode == 1 and "disagrees with results/tiny.json: mean" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_damaged_files_are_one_line_errors_on_the_command_line(tmp_path):
     root = course(tmp_path, seeds=2)
     assert run_build("--freeze", "--no-search", root=root).returncode == 0

@@ -80,6 +80,7 @@ RECIPE_FIRST_LINE = '    fig, ax = plt.subplots(figsize=(3, 2))\n'
     ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL (out of memory?)"),
     ("values['tiny.maen']", "figure 'tiny.bars' reads unknown value 'tiny.maen' (did you mean 'tiny.mean'?)"),
 ])
+@pytest.mark.slow
 def test_a_figure_recipe_cannot_end_the_build(built, code, message):
     root, before = built
     recipe = root / "figures/tiny.py"
@@ -91,6 +92,7 @@ def test_a_figure_recipe_cannot_end_the_build(built, code, message):
     assert snapshot(root / "site") == before
 
 
+@pytest.mark.slow
 def test_a_figure_module_may_parse_its_own_command_line_and_print(built):
     root, _ = built
     edit(root / "figures/tiny.py", "LABELS =", "import argparse\nargparse.ArgumentParser().parse_args()\n"
@@ -100,6 +102,7 @@ def test_a_figure_module_may_parse_its_own_command_line_and_print(built):
     assert "drawing" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_a_hanging_figure_recipe_is_stopped(built):
     root, before = built
     edit(root / "figures/tiny.py", RECIPE_FIRST_LINE, "    import time; time.sleep(600)\n" + RECIPE_FIRST_LINE)
@@ -143,6 +146,7 @@ def test_a_criterion_with_a_typo_names_the_claim_and_its_line(tmp_path):
 
 # -- the site is swapped whole, by one build at a time ---------------------------------------------
 
+@pytest.mark.slow
 def test_the_site_is_never_missing_while_builds_replace_it(built):
     root, _ = built
     index = root / "site" / "index.html"
@@ -164,6 +168,7 @@ def test_the_site_is_never_missing_while_builds_replace_it(built):
     assert gaps == []
 
 
+@pytest.mark.slow
 def test_leftovers_of_a_killed_build_are_removed(built):
     root, _ = built
     for name in (".site.new-dead1", ".site.old-dead2"):
@@ -173,6 +178,7 @@ def test_leftovers_of_a_killed_build_are_removed(built):
     assert not list(root.glob(".site.*"))
 
 
+@pytest.mark.slow
 def test_overlapping_builds_take_turns(built):
     root, _ = built
     cmd = [*BUILD, "--root", str(root), "--out", str(root / "site"), "--no-search", "--seeds", "2", "--force"]
@@ -182,6 +188,7 @@ def test_overlapping_builds_take_turns(built):
     assert any("another build of this course is running" in out for out, _ in outs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o755), (0o027, 0o750)])
 def test_the_site_follows_the_umask(tmp_path, umask, mode):
     root = make_course(tmp_path / "c")
@@ -249,6 +256,7 @@ def test_a_published_stylesheet_loses_comments_and_indentation_but_not_meaning()
     ("[x]{#mine} and [y]{#mine}", "duplicate id 'mine'"),
     ("[x]{#mean}", "duplicate id 'mean'"),  # the heading's
 ])
+@pytest.mark.slow
 def test_span_attributes_are_a_short_list_and_ids_are_unique(tmp_path, markup, message):
     root = make_course(tmp_path / "c")
     page = root / "content/zh/page.md"
@@ -256,6 +264,7 @@ def test_span_attributes_are_a_short_list_and_ids_are_unique(tmp_path, markup, m
     fails_in_one_line(build(root), f"content/zh/page.md:{len(page.read_text('utf-8').splitlines())}", message)
 
 
+@pytest.mark.slow
 def test_the_sitemap_is_escaped_and_checked(tmp_path):
     import xml.etree.ElementTree as ET
 
@@ -300,6 +309,7 @@ def test_a_format_cannot_write_a_huge_page(tmp_path):
 
 @pytest.mark.parametrize("where", ["figures", "pages", "highlight", "highlight-code.json", "math.json", "shown.json",
                                    "verdicts.json", "templates"])
+@pytest.mark.slow
 def test_damaged_cache_entries_are_misses(built, where):
     root, before = built
     cache = root / ".cache" / where
@@ -314,6 +324,7 @@ def test_damaged_cache_entries_are_misses(built, where):
     assert pages == {k: v for k, v in before.items() if k in pages}
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_still_builds(tmp_path):
     root = with_figure(make_course(tmp_path / "c"))
     (root / ".cache").write_text("not a folder")  # every cache write fails, as on a read-only disk
@@ -433,6 +444,7 @@ def test_mark_translated_refuses_the_source_and_paths_outside(tmp_path):
     assert snapshot(root / "content") == before
 
 
+@pytest.mark.slow
 def test_mark_translated_keeps_the_files_line_endings(tmp_path):
     root = make_course(tmp_path / "c")
     en = root / "content/en/page.md"
@@ -446,6 +458,7 @@ def test_mark_translated_keeps_the_files_line_endings(tmp_path):
 
 # -- the dependencies, as authors type the command ---------------------------------------------------
 
+@pytest.mark.slow
 def test_python_without_the_dependencies_uses_the_projects_venv(tmp_path):
     venv = ROOT / ".venv" / "bin" / "python"
     if not venv.is_file():
@@ -460,6 +473,7 @@ def test_python_without_the_dependencies_uses_the_projects_venv(tmp_path):
     assert (root / "site/index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one(built, tmp_path):
     import random
     import signal
@@ -517,12 +531,14 @@ def test_nan_is_refused_even_when_the_experiment_switches_off_the_harness_check(
     assert not (root / "site").exists()
 
 
+@pytest.mark.slow
 def test_a_list_value_too_long_to_read_is_refused(tmp_path):
     source = TINY_EXPERIMENT.replace('"odd": seed % 2,', '"odd": seed % 2,\n        "dump": [0.5] * 1_000_000,')
     root = make_course(tmp_path / "c", experiment=source)
     fails_in_one_line(build(root), "experiments/tiny.py:", "has 1,000,000 elements (at most 10,000")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["time.time() % 1", "float(np.random.random())"])
 def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     """An experiment's first run repeats its course seed in another process; --check repeats it on a cached site."""
@@ -662,6 +678,7 @@ def test_interface_strings_and_titles_cannot_reach_into_the_engine(tmp_path, whe
     assert result.stderr.startswith(f"error: {where}:") and message in result.stderr, result.stderr
 
 
+@pytest.mark.slow
 def test_names_that_would_make_the_same_anchor_are_refused(tmp_path):
     source = TINY_EXPERIMENT.replace('shows=("mean",)),', 'shows=("mean",)),\n    Claim(id="sp.read", criterion="n > 0", '
                                      'text={"zh": "甲", "en": "a"}),\n    Claim(id="sp_read", criterion="n > 0", '

@@ -18,6 +18,7 @@ def book(tmp_path):
     return make_book(tmp_path / "book", pages=4)
 
 
+@pytest.mark.slow
 def test_a_series_of_edits_builds_incrementally_what_a_clean_build_makes(book, tmp_path):
     out = tmp_path / "incremental"
     assert build(book, out).returncode == 0
@@ -42,6 +43,7 @@ def test_a_series_of_edits_builds_incrementally_what_a_clean_build_makes(book, t
         assert snapshot(out) == snapshot(clean), f"after editing {path}"
 
 
+@pytest.mark.slow
 def test_the_edits_change_what_they_should(book, tmp_path):
     """The series above would pass on edits that changed nothing: each shows in the site."""
     out = tmp_path / "site"
@@ -58,6 +60,7 @@ def test_the_edits_change_what_they_should(book, tmp_path):
     assert "Page 2 —".encode() in after["en/p001.html"] and "Page 2 —".encode() in after["en/p003.html"]
 
 
+@pytest.mark.slow
 def test_an_edit_renders_only_the_pages_that_depend_on_it(book, tmp_path):
     out = tmp_path / "site"
     assert build(book, out).returncode == 0
@@ -67,6 +70,7 @@ def test_an_edit_renders_only_the_pages_that_depend_on_it(book, tmp_path):
     assert "(2 rendered," in result.stdout, result.stdout
 
 
+@pytest.mark.slow
 def test_two_builds_of_the_same_commit_are_byte_identical(book, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     assert build(book, a, "--force").returncode == 0
@@ -75,6 +79,7 @@ def test_two_builds_of_the_same_commit_are_byte_identical(book, tmp_path):
     assert snapshot(a) == snapshot(b), comparison.report_full_closure()
 
 
+@pytest.mark.slow
 def test_a_cached_build_imports_neither_numpy_nor_matplotlib(book, tmp_path):
     out = tmp_path / "site"
     assert build(book, out).returncode == 0

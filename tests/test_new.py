@@ -35,6 +35,7 @@ def course(tmp_path, style: str):
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_new_page_with_an_experiment_builds_and_checks_at_once(tmp_path, style):
     root = course(tmp_path, style)
@@ -68,6 +69,7 @@ def test_new_page_with_an_experiment_builds_and_checks_at_once(tmp_path, style):
     assert alone.returncode == 0 and "PASS" in alone.stdout and "FAIL" not in alone.stdout, alone.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_new_page_without_an_experiment(tmp_path, style):
     root = course(tmp_path, style)
@@ -182,6 +184,7 @@ def test_site_yaml_lists_gain_an_item_in_any_layout(layout):
         assert re.search(rf"(?m)^{indent}- b.*\n{indent}- c\n", after_text)  # after the last item, in its column
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_new_after_places_the_page_and_its_neighbours_follow(tmp_path, style):
     root = course(tmp_path, style)
@@ -263,6 +266,7 @@ def test_init_refuses_a_folder_in_use_and_a_language_the_theme_lacks(tmp_path):
         assert not (tmp_path / "twice").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("languages", ["zh", "en,zh"])
 def test_init_with_other_languages_builds_and_checks_at_once(tmp_path, languages):
     course = tmp_path / "c"
@@ -274,6 +278,7 @@ def test_init_with_other_languages_builds_and_checks_at_once(tmp_path, languages
     assert "figures/first.summary" in (course / "site" / first / "welcome.html").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_a_theme_file_may_not_lead_outside_the_course_and_the_default_theme(tmp_path):
     """A course's template linked to a file of the engine's repository that is not its theme is refused, as a
     link outside the course is."""
@@ -292,6 +297,7 @@ def test_a_theme_file_may_not_lead_outside_the_course_and_the_default_theme(tmp_
         result.stderr
 
 
+@pytest.mark.slow
 def test_a_course_overrides_the_default_theme_one_file_at_a_time(tmp_path):
     """A course with its own page template and stylesheet, and nothing else under templates/: those two are its
     own, every other template, string and static file is the default theme's; an edit to its own template
@@ -318,6 +324,7 @@ def test_a_course_overrides_the_default_theme_one_file_at_a_time(tmp_path):
                                                                "syntax error"), result.stderr
 
 
+@pytest.mark.slow
 def test_a_course_template_may_extend_the_default_themes_template_of_the_same_name(tmp_path):
     """{% extends "theme/page.html" %}: the theme's page with one block changed. Extending "page.html" itself
     is one line that says how."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build
 
 from lessonkit import checks
@@ -50,6 +51,7 @@ def test_a_noise_level_element_of_a_shown_list_is_refused_at_its_line(tmp_path):
     assert not (root / "site").exists()
 
 
+@pytest.mark.slow
 def test_a_float_zero_from_cancellation_is_noise_too_but_an_integer_zero_is_exact(tmp_path):
     source = with_values('        "cancel": float(np.float64(0.1) * 3 - np.float64(0.3) - 5.551115123125783e-17),\n'
                          '        "count": 0,')
@@ -158,6 +160,7 @@ def test_parameters_are_found_by_reading_the_code():
         assert measured not in found, measured
 
 
+@pytest.mark.slow
 def test_a_parameter_is_labelled_set_never_measured_and_cannot_carry_a_verified_audit(tmp_path):
     source = TINY_EXPERIMENT.replace(
         'shows=("mean",)),',
@@ -203,6 +206,7 @@ def test_an_audit_entry_keeps_the_punctuation_after_a_value(tmp_path):
     assert "不超过 64，样本" in entry, entry
 
 
+@pytest.mark.slow
 def test_perturbed_pages_of_a_fixture_course_stay_identical(tmp_path):
     """The perturbation rule, applied from the page's own attributes (what --check-only has)."""
     root = make_course(tmp_path / "c")

@@ -15,6 +15,7 @@ def files(site):
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_parallel_parsing_and_rendering_are_byte_identical_to_serial(tmp_path):
     course = make_big_course(tmp_path / "big", 30)
     _, said = build_here(course, seeds=1, jobs=1, out=tmp_path / "serial")
@@ -60,6 +61,7 @@ The mean is {val}`tiny.mean`.
         build_here(course)
 
 
+@pytest.mark.slow
 def test_an_error_in_a_parallel_worker_is_one_line_with_its_file_and_line(tmp_path):
     course = make_big_course(tmp_path / "big", 30)
     page = course / "content" / "en" / "p017.md"
@@ -73,6 +75,7 @@ def test_an_error_in_a_parallel_worker_is_one_line_with_its_file_and_line(tmp_pa
 JA = {"tag": "ja", "lang_name": "日本語", "list_sep": "、", "label_sep": "：", "closing": "、。）」"}
 
 
+@pytest.mark.slow
 def test_a_third_language_is_a_folder_a_strings_file_and_a_line_in_site_yaml(tmp_path):
     import hashlib
 

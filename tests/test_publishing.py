@@ -129,6 +129,7 @@ def test_a_bad_base_url_option_is_one_line(tmp_path):
     assert not (root / "site").exists()
 
 
+@pytest.mark.slow
 def test_without_a_base_url_there_is_no_sitemap_and_the_404_page_links_from_the_root(tmp_path):
     root = make_book(tmp_path / "c", pages=1)
     assert run_build("--no-search", root=root).returncode == 0

@@ -131,6 +131,7 @@ def test_the_side_by_side_page_carries_the_source_pages_bibliography(built):
     assert [key for key, _ in bibliography(both)] == ["adams2019", "mueller2020"]
 
 
+@pytest.mark.slow
 def test_an_edited_entry_rebuilds_the_pages_that_cite_it(tmp_path):
     root = cited_course(tmp_path / "c")
     build_here(root)
@@ -229,6 +230,7 @@ def with_style(root, csl: str, setting: str):
     return root
 
 
+@pytest.mark.slow
 def test_a_course_may_choose_a_csl_style_per_language(tmp_path):
     root = with_style(cited_course(tmp_path / "c"), PLAIN_CSL.format(names=""), "citation_style:\n  en: styles/plain.csl\n")
     build_here(root)
@@ -273,6 +275,7 @@ def test_keys_keep_their_case_and_may_not_differ_only_in_it(tmp_path):
           "(as 'mueller:2020': BibTeX keys ignore case)")
 
 
+@pytest.mark.slow
 def test_only_the_entrys_own_address_is_a_link_and_a_relative_one_is_too(tmp_path):
     twice = BIB.replace("  url    = {https://example.org/a?x=1&y=2},",
                         "  howpublished = {\\url{https://example.org/a}},\n  url    = {https://example.org/a},")
@@ -288,6 +291,7 @@ def test_only_the_entrys_own_address_is_a_link_and_a_relative_one_is_too(tmp_pat
     assert '<a class="external" rel="noopener external" href="../notes.pdf">../notes.pdf</a>' in rel
 
 
+@pytest.mark.slow
 def test_a_doi_is_read_with_or_without_its_address_and_checked(tmp_path):
     root = cited_course(tmp_path / "c", BIB.replace("doi     = {10.1234/jtr.2020.3}",
                                                     "doi     = {https://doi.org/10.1234/jtr.2020.3}"))

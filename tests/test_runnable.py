@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy
+import pytest
 from conftest import build_here, make_course
 
 
@@ -55,6 +56,7 @@ def agree(a, b) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 def test_a_downloaded_experiment_run_alone_prints_what_the_site_shows_for_its_seed(tmp_path):
     root = make_course(tmp_path / "c")
     build_here(root, seed=7, seeds=1)

@@ -68,6 +68,7 @@ def pry(root):
 '''
 
 
+@pytest.mark.slow
 def test_an_experiment_sees_no_secret_no_course_and_no_other_file(tmp_path):
     root = tmp_path / "c"
     source = TINY_EXPERIMENT.replace("def run(seed, *, n):", PRYING + f"\n\ndef run(seed, *, n):\n    got = pry({str(root)!r})")
@@ -84,6 +85,7 @@ def test_an_experiment_sees_no_secret_no_course_and_no_other_file(tmp_path):
     assert "泄露" not in published(root, sources=False)  # (the code that tried to write it is on its source page)
 
 
+@pytest.mark.slow
 def test_a_figure_recipe_cannot_put_a_file_into_the_site(tmp_path):
     recipe = TINY_FIGURE.replace("def bars(values, lang):", '''def bars(values, lang):
     import glob, os, shutil
@@ -116,6 +118,7 @@ def test_a_file_that_appears_in_the_staging_folder_is_never_published(tmp_path):
 
 @pytest.mark.parametrize("code", ["os.kill(os.getppid(), signal.SIGKILL)", "os.kill(os.getppid(), signal.SIGTERM)",
                                   "os.kill(1, signal.SIGKILL)"])
+@pytest.mark.slow
 def test_an_experiment_cannot_signal_the_build(tmp_path, code):
     source = TINY_EXPERIMENT.replace("def run(seed, *, n):", f"def run(seed, *, n):\n    import signal\n    {code}")
     root = make_course(tmp_path / "c", experiment=source)
@@ -134,6 +137,7 @@ def running(marker: str) -> list[str]:
 
 @pytest.mark.parametrize("how, executor", [("SIGTERM", "local"), ("SIGKILL", "local"),
                                            pytest.param("SIGTERM", "dask:local", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_nothing_outlives_a_build_that_is_ended(tmp_path, how, executor):
     marker = f"lessonkit-orphan-{how}-{executor.replace(':', '-')}-{os.getpid()}"
     source = TINY_EXPERIMENT.replace("def run(seed, *, n):", f'''def run(seed, *, n):
@@ -168,6 +172,7 @@ def test_nothing_outlives_a_build_that_is_ended(tmp_path, how, executor):
     assert not (root / "site").exists() and not list(root.glob(".site.*"))
 
 
+@pytest.mark.slow
 def test_a_build_without_bubblewrap_warns_and_strict_refuses(tmp_path, monkeypatch):
     """Where bubblewrap is missing (not Linux, or not installed), author code runs with a warning; --strict
     will not run it at all."""
@@ -194,6 +199,7 @@ EVIL_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3
             b'</svg>')
 
 
+@pytest.mark.slow
 def test_a_figure_whose_svg_carries_scripts_or_outside_links_is_published_clean(tmp_path):
     """The recipe is author code: it can make the worker write any bytes. The build publishes only what an SVG
     of matplotlib's may hold."""

@@ -270,6 +270,7 @@ def _watch(root: Path):
     return seen, stop
 
 
+@pytest.mark.slow
 def test_the_watcher_sees_inputs_only_and_is_not_trapped_by_a_link_loop(tmp_path):
     """A saved page is one change; files the one input rule skips (an editor's backup, a hidden file, Python's
     cache) and the build's own output are none; a folder that appears is a change and is watched; a link loop
@@ -330,6 +331,7 @@ def test_a_link_in_the_site_to_a_file_outside_is_not_served(tiny_preview, tmp_pa
     assert _raw(tiny_preview.url, b"GET /en/page.html HTTP/1.0\r\nHost: localhost\r\n\r\n").split(b" ")[1] == b"200"
 
 
+@pytest.mark.slow
 def test_the_preview_says_it_makes_no_search_index(tmp_path):
     import subprocess
     import sys

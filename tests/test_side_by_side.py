@@ -121,6 +121,7 @@ def test_side_by_side_pages_are_out_of_search_and_sitemap_and_canonical_to_the_s
     assert not [u for u in indexed if b"/parallel/" in u], indexed
 
 
+@pytest.mark.slow
 def test_a_translation_that_drops_a_block_is_found_with_both_files_lines(tmp_path):
     root = make_book(tmp_path / "book", pages=2)
     zh_line = next(n for n, line in enumerate((root / "content/zh/p001.md").read_text("utf-8").splitlines(), 1)
@@ -139,6 +140,7 @@ def test_a_translation_that_drops_a_block_is_found_with_both_files_lines(tmp_pat
     assert strict.stderr.strip() == f"error: {expected}", strict.stderr
 
 
+@pytest.mark.slow
 def test_a_side_by_side_page_is_made_again_only_when_one_of_its_pages_changed(tmp_path):
     root = make_book(tmp_path / "book", pages=3)
     out = root / "site"

@@ -61,6 +61,7 @@ def test_a_claim_must_hold_on_every_seed(tmp_path):
     assert "holds_on" in error
 
 
+@pytest.mark.slow
 def test_run_alone_a_claim_with_a_share_may_miss_on_one_seed(tmp_path):
     """The experiment as a script, on a seed where its holds_on=0.5 claim fails: MISS, exit 0; without
     the share the same miss is a FAIL and exit 1."""
@@ -76,6 +77,7 @@ def test_run_alone_a_claim_with_a_share_may_miss_on_one_seed(tmp_path):
         assert even.returncode == 0 and "  PASS  tiny.even" in even.stdout, even.stdout
 
 
+@pytest.mark.slow
 def test_a_claim_may_state_a_lower_share_and_the_summary_says_how_many_held(tmp_path):
     source = with_claim("odd == 0", ', holds_on=0.5, note={"zh": "奇数种子不成立", "en": "odd seeds fail"}')
     root = showing_even("c", tmp_path, source)
@@ -98,6 +100,7 @@ def test_a_claim_may_state_a_lower_share_and_the_summary_says_how_many_held(tmp_
     assert "claim tiny.even failed on seed 1, the seed the pages show" in error
 
 
+@pytest.mark.slow
 def test_seeds_come_from_site_yaml_and_the_command_line(tmp_path):
     root = make_course(tmp_path / "c", config="seeds: 3\n")
     result = build(root)
@@ -111,6 +114,7 @@ def test_seeds_come_from_site_yaml_and_the_command_line(tmp_path):
     assert "0 experiment run(s)" in result.stdout  # seeds 0..2 again: all cached
 
 
+@pytest.mark.slow
 def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
     result = build(tiny, "--seeds", "5")
     assert result.returncode == 0, result.stderr
@@ -128,6 +132,7 @@ def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
     assert "the same on all 5 seeds" in html  # tiny.n does not vary
 
 
+@pytest.mark.slow
 def test_noise_is_shown_as_a_bound_and_the_bound_is_checked(tiny):
     result = build(tiny, "--seeds", "2")
     assert result.returncode == 0, result.stderr
@@ -162,6 +167,7 @@ def _runs_below(pid: int) -> list:
     return runs
 
 
+@pytest.mark.slow
 def test_runs_go_to_several_processes_at_once(tmp_path):
     """Counted from outside, as the runs go: --jobs 2 keeps two experiment processes running at once."""
     source = TINY_EXPERIMENT.replace("def run(seed, *, n):", "def run(seed, *, n):\n    import time\n    time.sleep(1.5)")
@@ -196,6 +202,7 @@ def force_rebuild(root):
     (root / ".cache/build-stamp.json").unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_an_edited_cache_entry_is_run_again(tiny):
     assert build(tiny, "--seeds", "2").returncode == 0
     good = standalone(tiny, 0)["tiny.mean"]
@@ -208,6 +215,7 @@ def test_an_edited_cache_entry_is_run_again(tiny):
     assert f'data-key="tiny.mean" data-value="{good!r}"' in html
 
 
+@pytest.mark.slow
 def test_an_edited_and_rehashed_entry_never_publishes_a_tick(tiny):
     assert build(tiny, "--seeds", "2").returncode == 0
     before = {p: p.read_bytes() for p in (tiny / "site").rglob("*") if p.is_file()}
@@ -218,6 +226,7 @@ def test_an_edited_and_rehashed_entry_never_publishes_a_tick(tiny):
     assert {p: p.read_bytes() for p in (tiny / "site").rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("garbage", [b"", b"{", b"{}", b"[1, 2]", b"\xff\xfe", b'{"key": 1}'])
 def test_an_unreadable_cache_entry_is_a_miss(tiny, garbage):
     assert build(tiny, "--seeds", "2").returncode == 0
@@ -228,6 +237,7 @@ def test_an_unreadable_cache_entry_is_a_miss(tiny, garbage):
     assert "1 experiment run(s)" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_re_evaluates_claims_on_the_values_the_page_shows(tiny):
     assert build(tiny, "--seeds", "2").returncode == 0
     check = run_build("--check-only", "--out", tiny / "site", root=tiny)
@@ -282,6 +292,7 @@ def test_an_unknown_executor_is_a_one_line_error(tiny):
     assert "expected local, dask:local or dask:ADDRESS" in one_line_error(build(tiny, "--executor", "spark"))
 
 
+@pytest.mark.slow
 def test_a_hung_experiment_is_stopped_at_its_time_limit(tmp_path):
     hang = TINY_EXPERIMENT.replace("    rng = np.random.default_rng(seed)\n",
                                    "    rng = np.random.default_rng(seed)\n    import time; time.sleep(600)\n")
@@ -290,6 +301,7 @@ def test_a_hung_experiment_is_stopped_at_its_time_limit(tmp_path):
     assert error.startswith("error: experiments/tiny.py: experiment tiny timed out (seed 0): no result after 2 s")
 
 
+@pytest.mark.slow
 def test_a_child_left_running_neither_blocks_the_build_nor_outlives_it(tmp_path):
     marker = tmp_path / "child-alive"
     spawn = TINY_EXPERIMENT.replace(
@@ -317,6 +329,7 @@ def test_a_value_at_rounding_level_shown_plainly_is_refused_at_the_line_that_sto
     assert not (root / "site").exists()
 
 
+@pytest.mark.slow
 def test_a_criterion_reads_a_value_over_the_whole_sweep(tmp_path):
     """sweep.x is x on every seed the build ran, the course seed first; the verdict follows the sweep."""
     source = TINY_EXPERIMENT.replace(
@@ -342,6 +355,7 @@ def test_sweep_is_a_reserved_value_name(tmp_path):
     assert error.startswith(f"error: experiments/tiny.py:{stored}: value id 'sweep.x'"), error
 
 
+@pytest.mark.slow
 def test_a_failing_claim_shows_its_criterion_line_the_values_it_read_and_the_command(tmp_path):
     """Claim( on one line and its criterion two lines below: the error points at the criterion, gives what it
     read on the failing seeds, and how to run one of them."""

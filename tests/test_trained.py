@@ -62,6 +62,7 @@ def test_inputs_are_one_hot_and_the_mask_is_strictly_causal():
 
 # -- the backward pass and Adam ------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("h", [1, 2, 4])
 def test_backward_matches_central_differences_on_every_parameter(h):
     rng = np.random.default_rng(10 + h)

@@ -568,17 +568,33 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("made", ["_DRAWS = np.random.default_rng(0)", "_SEEN = []"])
 def test_an_experiment_whose_answer_depends_on_the_seeds_run_before_is_caught(tmp_path, made):
     """State made at import (a generator, a list a run appends to) gives a seed the same answer in every fresh
-    process, but another after other seeds: the course seed's second run comes after another seed."""
+    process, but another after other seeds: the course seed's second run comes after another seed. The build
+    that catches it keeps no result of the course seed, so the next build, and one that finds the other seeds
+    cached, catch it again."""
     value = "float(_DRAWS.random())" if "rng" in made else "(_SEEN.append(seed), len(_SEEN))[1]"
     source = TINY_EXPERIMENT.replace('"odd": seed % 2,', f'"odd": seed % 2,\n        "drift": {value},')
     source = source.replace('PARAMS = {"n": 64}\n', f'PARAMS = {{"n": 64}}\n{made}\n')
     root = make_course(tmp_path / "c", experiment=source)
     line = line_of(root / "experiments/tiny.py", '"drift":')
-    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: experiment tiny gave seed 0 two different values "
-                                   "of drift")
+    caught = f"experiments/tiny.py:{line}: experiment tiny gave seed 0 two different values of drift"
+    fails_in_one_line(build(root), caught, "(run again after seed 1)")
+    assert not (root / ".cache/experiments/tiny/seed-0.json").exists()
+    assert (root / ".cache/experiments/tiny/seed-1.json").exists()
+    fails_in_one_line(build(root), caught, "(run again after seed 1)")  # seed 1 cached: it runs again first
+
+
+def test_an_experiment_that_writes_a_report_of_its_own_is_refused(tmp_path):
+    """The runner's report file lies in the run's scratch folder, where the experiment may write: a line it
+    adds there is not taken for a seed's report."""
+    forged = '{"seed": 99, "report": {"name": "tiny", "seed": 99, "values": {}}}'
+    source = TINY_EXPERIMENT.replace('PARAMS = {"n": 64}\n',
+                                     f'PARAMS = {{"n": 64}}\nopen("reports.jsonl", "a").write({forged!r} + "\\n")\n')
+    root = make_course(tmp_path / "c", experiment=source)
+    fails_in_one_line(build(root), "experiments/tiny.py: experiment tiny wrote a report of its own")
 
 
 @pytest.mark.parametrize("seeds", [1, 2, 3, 7])
@@ -586,15 +602,26 @@ def test_an_experiment_whose_answer_depends_on_the_seeds_run_before_is_caught(tm
 def test_the_course_seed_runs_again_in_another_job_after_another_seed(seeds, workers):
     from lessonkit.measure.experiments import _jobs
 
-    jobs = _jobs(list(range(seeds)), 0, True, workers)
-    twins = [chunk for chunk, twin in jobs if twin]
-    assert len(twins) == 1 and twins[0][-1] == 0 and twins[0].count(0) == 1
-    assert sorted(s for chunk, twin in jobs for s in (chunk[:-1] if twin else chunk)) == list(range(seeds))
-    if seeds > 1:
-        assert len(twins[0]) > 1  # after another seed
-    assert len(jobs) == max(2, min(workers, seeds)), jobs  # no process more than the runs need
-    assert _jobs([1, 2], 0, True, 2) == [([1], False), ([2, 0], True)]  # the course seed came from the cache
-    assert _jobs([1, 2], 0, False, 2) == [([1], False), ([2], False)]
+    all_seeds = list(range(seeds))
+    for missing in (all_seeds, [0], []):  # a first run; only the course seed lost; --check, all cached
+        jobs = _jobs(missing, all_seeds, True, workers)
+        twins = [chunk for chunk, twin in jobs if twin]
+        assert len(twins) == 1 and twins[0][-1] == 0 and twins[0].count(0) == 1, (missing, jobs)
+        ran = [s for chunk, twin in jobs for s in (chunk[:-1] if twin else chunk)]
+        lead = [1] if seeds > 1 and set(missing) <= {0} else []  # cached, run again before the course seed
+        assert sorted(ran) == sorted(missing + lead), (missing, jobs)
+        if seeds > 1:
+            assert len(twins[0]) > 1, (missing, jobs)  # after another seed
+        if missing == all_seeds:
+            assert len(jobs) == max(2, min(workers, seeds)), jobs  # no process more than the runs need
+
+
+def test_jobs_when_the_course_seed_came_from_the_cache_or_nothing_runs_again():
+    from lessonkit.measure.experiments import _jobs
+
+    assert _jobs([1, 2], [0, 1, 2], True, 2) == [([1], False), ([2, 0], True)]
+    assert _jobs([1, 2], [0, 1, 2], False, 2) == [([1], False), ([2], False)]
+    assert _jobs([], [0, 1], False, 2) == []
 
 
 def test_a_full_disk_never_leaves_a_course_file_half_written(tmp_path, monkeypatch):

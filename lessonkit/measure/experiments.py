@@ -203,21 +203,25 @@ def _chunks(seeds: list, parts: int) -> list[list]:
     return [seeds[i::parts] for i in range(parts)]
 
 
-def _jobs(missing: list, course_seed: int, again: bool, workers: int) -> list[tuple[list, bool]]:
-    """One experiment's runs as jobs (seeds, twin), about one per worker. With `again`, the course seed runs a
-    second time at the end of a job that did not run it first, after another seed wherever there is one: it
-    must give the same values in another process, and after other seeds as well as first (which catches a
-    generator made once at import, or state a seed leaves behind, as well as the time and unseeded draws)."""
+def _jobs(missing: list, seeds: list, again: bool, workers: int) -> list[tuple[list, bool]]:
+    """One experiment's runs as jobs (seeds, twin), about one per worker. With `again`, the course seed
+    (seeds[0]) runs a second time at the end of a job that did not run it first, after another seed: it must
+    give the same values in another process, and after other seeds as well as first (which catches a
+    generator made once at import, or state a seed leaves behind, as well as the time and unseeded draws).
+    Where no other seed is due (only the course seed is missing, or --check finds every seed cached), seeds[1]
+    runs first in that job, again, and is compared with its cached report."""
+    course = seeds[0]
     chunks = [chunk for chunk in _chunks(missing, workers) if chunk]
     if not again:
         return [(chunk, False) for chunk in chunks]
-    others = [chunk for chunk in chunks if course_seed not in chunk]
+    others = [chunk for chunk in chunks if course not in chunk]
     if others:
-        others[-1].append(course_seed)
+        others[-1].append(course)
         return [(chunk, chunk is others[-1]) for chunk in chunks]
     if chunks and len(chunks[0]) > 1:  # one job held every seed: the course seed first, alone
-        return [([course_seed], False), ([s for s in chunks[0] if s != course_seed] + [course_seed], True)]
-    return [*[(chunk, False) for chunk in chunks], ([course_seed], True)]
+        return [([course], False), ([s for s in chunks[0] if s != course] + [course], True)]
+    lead = seeds[1:2]  # cached, run again so that the course seed comes after another seed
+    return [*[(chunk, False) for chunk in chunks], (lead + [course], True)]
 
 
 def runner_hash() -> str:
@@ -229,13 +233,13 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
             policy: frozen.Policy | None = None) -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
-    The course seed is run a second time, in another process and after another seed (see _jobs), whenever it
-    runs (an experiment's first run after a change), and with twice=True (--check) even when it comes from the
-    cache: the same seed must give the same values, or the experiment measures something besides its seed (the
-    time, an unseeded generator, state an earlier seed left). A frozen experiment instead runs its first `policy.verify` seeds again (from the cache, unless
-    twice) and must agree with its frozen file. `executor()` gives a context manager for
-    (concurrent.futures.Executor, workers); it is only entered when something has to run. None: run here,
-    one job after another.
+    The course seed is run a second time, in another process and after another seed if there are several (see
+    _jobs), whenever it runs (an experiment's first run after a change), and with twice=True (--check) even when
+    it comes from the cache: the same seed must give the same values, or the experiment measures something
+    besides its seed (the time, an unseeded generator, state an earlier seed left). A frozen experiment instead
+    runs its first `policy.verify` seeds again (from the cache, unless twice) and must agree with its frozen
+    file. `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is only entered
+    when something has to run. None: run here, one job after another.
     """
     policy = policy or frozen.Policy()
     experiments_dir = root / "experiments"
@@ -346,7 +350,7 @@ def _verified(report: Report, progress) -> None:
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
     sandbox.check(progress)
-    jobs = []
+    jobs, due = [], {}
     for report, path, missing, again in plans:
         if not missing and not again:
             continue
@@ -358,26 +362,38 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             checking = [s for s in missing if s in report.frozen_at]
             what = "verifying" if checking and len(checking) == len(missing) else "running"
             progress(f"{what} {report.path} ({shown})")
-        for chunk, twin in _jobs(missing, report.seeds[0], again, workers):
+        for chunk, twin in _jobs(missing, report.seeds, again, workers):
             jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env(), twin)))
+        due[report.name] = (set(missing), again)
     futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
-    twins = []
+    # Runs again, compared once every job is in: (report, seed, report data, the seeds before it in its job). The
+    # course seed's first run is stored only once its second agrees, so that a build that fails on it fails again.
+    repeats, held = [], []
     for report, job, future in futures:
         result = future.result() if future else run_job(job)
         if result["failure"]:
             for *_, other in futures:  # what has not started yet need not
                 if other is not None:
                     other.cancel()
+        missing, again = due[report.name]
         for i, data in enumerate(result["reports"]):
             if data.get("name") != report.name:
                 raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
                                  report.path)
-            if job.twin and i == len(job.seeds) - 1:
-                twins.append((report, data))
+            seed = data.get("seed")
+            if i >= len(job.seeds) or seed != job.seeds[i]:  # the report file is the runner's alone
+                raise BuildError(f"experiment {report.name} wrote a report of its own into the runner's file (seed "
+                                 f"{seed!r} where the runner reports seeds {_seeds(job.seeds)} in turn)", report.path)
+            if job.twin and (i == len(job.seeds) - 1 or seed not in missing):
+                repeats.append((report, seed, data, job.seeds[:i]))
                 continue
-            seed = data["seed"]
             data["code_hash"] = report.code_hash
-            digest = store(cache_dir, report.name, seed, cache_key(report.code_hash, seed), data, progress)
+            key = cache_key(report.code_hash, seed)
+            if again and seed == report.seeds[0]:
+                held.append((report, seed, key, data))
+                digest = report_digest(data)
+            else:
+                digest = store(cache_dir, report.name, seed, key, data, progress)
             if report.frozen and seed in report.runs:  # a frozen seed run again: compared, not shown
                 report.checked[seed] = data
             else:
@@ -385,21 +401,24 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             report.ran += 1
         if result["failure"]:
             raise _failure(report, job, result)
-    for report, data in twins:
-        _same_twice(report, data)
+    for report, seed, data, after in repeats:
+        _same_twice(report, seed, data, after)
+    for report, seed, key, data in held:
+        store(cache_dir, report.name, seed, key, data, progress)
 
 
-def _same_twice(report: Report, again: dict) -> None:
-    """The course seed's second run must give every value the first gave, to the last bit."""
-    first = report.runs[report.seeds[0]]
+def _same_twice(report: Report, seed: int, again: dict, after: list) -> None:
+    """A seed run again must give every value its first run gave, to the last bit."""
+    first = report.runs[seed]
+    when = f"run again after seed {_seeds(after)}" if after else "run again"
     for key in sorted(set(first["values"]) | set(again["values"])):
         a, b = first["values"].get(key), again["values"].get(key)
         if json.dumps(a) != json.dumps(b):  # (as text: NaN is NaN; the engine refuses it later)
-            raise BuildError(f"experiment {report.name} gave seed {report.seeds[0]} two different values of {key}: "
-                             f"{json.dumps(a)[:80]}, then {json.dumps(b)[:80]}: what it "
-                             f"measures must depend on its seed and parameters alone (an unseeded generator, one "
-                             f"made at import, the time, state left by an earlier seed?)",
-                             report.path, first.get("lines", {}).get(key))
+            raise BuildError(f"experiment {report.name} gave seed {seed} two different values of {key}: "
+                             f"{json.dumps(a)[:80]}, then {json.dumps(b)[:80]} ({when}): what it measures must "
+                             f"depend on its seed and parameters alone (an unseeded generator, one made at import, "
+                             f"the time, state left by an earlier seed?)", report.path,
+                             first.get("lines", {}).get(key))
 
 
 def _failure(report: Report, job: Job, result: dict) -> BuildError:

@@ -39,7 +39,8 @@ class Cluster:
         self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard",
                                   "--dashboard-address", "127.0.0.1:0"])
         self.workers = [self._start(f"worker-{i}", ["worker", self.address, "--nthreads", "1", "--no-nanny",
-                                                    "--no-dashboard", "--death-timeout", "60",
+                                                    "--host", "127.0.0.1", "--no-dashboard",
+                                                    "--dashboard-address", "127.0.0.1:0", "--death-timeout", "60",
                                                     "--local-directory", str(tmp / f"worker-{i}")], env)
                         for i in range(workers)]
         self._wait_for(workers)

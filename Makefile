@@ -1,4 +1,4 @@
-# Two commands: `make site` builds the site, `make test` runs every test (`make quick`: the engine's tests alone).
+# Two commands: `make site` builds the site, `make test` runs every test (`make quick`: the engine's quick ones).
 # Both create .venv with the pinned dependencies and install the Debian fonts
 # (and, for tests, Chromium) when they are missing. Safe to repeat.
 PYTHON ?= python3

@@ -55,8 +55,13 @@ The mean is {val}`tiny.mean`.
     result, said = build_here(course)
     assert result["rendered"] == 2 and result["seeds"] == 2, said  # both languages, over the fixture's 2 seeds
     assert 'data-key="tiny.mean"' in (course / "site" / "en" / "page.html").read_text("utf-8")
-    (course / "content" / "en" / "page.md").write_text(
-        (course / "content" / "en" / "page.md").read_text("utf-8").replace("tiny.mean", "tiny.maen"), "utf-8")
+    assert build_here(course)[0] is None  # nothing changed: no build
+    en = course / "content" / "en" / "page.md"
+    en.write_text(en.read_text("utf-8").replace("The mean is", "The average is"), "utf-8")
+    result, said = build_here(course)  # the edited page alone, the experiment from the cache
+    assert result["rendered"] == 1 and result["runs"] == 0, said
+    assert "The average is" in (course / "site" / "en" / "page.html").read_text("utf-8")
+    en.write_text(en.read_text("utf-8").replace("tiny.mean", "tiny.maen"), "utf-8")
     with pytest.raises(BuildError, match="unknown value key 'tiny.maen'"):
         build_here(course)
 

@@ -109,21 +109,35 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
             readable=(package, figures_dir))
         done, failure = set(), None
-        for line in progress.read_text("utf-8", "replace").splitlines():
-            item = json.loads(line)
-            if "failure" in item:
-                failure = item["failure"]
-            else:
-                done.add(item["done"])
+        recipes = sorted({f"figures/{fid.partition('.')[0]}.py" for fid, _, _ in missing})
+        # What the worker wrote is read without following a link a recipe may have put in its place.
+        try:
+            items = [json.loads(line) for line in sandbox.read_back(progress).decode("utf-8", "replace").splitlines()]
+            for item in items:
+                if "failure" in item and isinstance(item["failure"], dict) and "message" in item["failure"]:
+                    failure = item["failure"]
+                elif item.get("done") in range(len(missing)):
+                    done.add(item["done"])
+                else:
+                    raise ValueError(item)
+        except (OSError, ValueError, TypeError, AttributeError):
+            raise BuildError("a figure recipe removed, replaced or wrote into its worker's progress file",
+                             recipes[0] if len(recipes) == 1 else "figures") from None
         for i, (fid, lang, path) in enumerate(missing):
             if i in done:
-                svg = sanitize_svg((work / f"{i}.svg").read_bytes(), f"figures/{fid.partition('.')[0]}.py")
+                where = f"figures/{fid.partition('.')[0]}.py"
+                try:
+                    drawn = sandbox.read_back(work / f"{i}.svg")
+                except OSError:
+                    raise BuildError(f"figure {fid!r} ({lang}): a recipe removed or replaced the SVG its worker "
+                                     f"wrote", where) from None
+                svg = sanitize_svg(drawn, where)
                 out[fid, lang] = svg
                 _store(cache_dir, fid, lang, path, svg, warn)
         if failure:
             error = BuildError(failure["message"], failure.get("path"), failure.get("line"))
             item = failure.get("item")
-            raise error.located(*wanted[missing[item][:2]]) if item is not None else error
+            raise error.located(*wanted[missing[item][:2]]) if type(item) is int and 0 <= item < len(missing) else error
         pending = next(((fid, lang) for i, (fid, lang, _) in enumerate(missing) if i not in done), None)
         if pending:
             what = f"figure {pending[0]!r} ({pending[1]})"

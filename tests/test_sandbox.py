@@ -222,3 +222,52 @@ _engine.to_svg = lambda fig: {EVIL_SVG!r}
     assert not [a for a in attrs if a[1] == "href" and not a[2].startswith(("#", "data:image/"))]
     assert b"x.test" not in svg and b"javascript" not in svg
     assert ("use", "href", "#ok") in attrs and ("text") in tags  # what a figure may hold stays
+
+
+# What the run leaves in its scratch folder is read back by the build, outside the sandbox: a link put there
+# must not lead the build to a file of the builder's.
+SECRET_TEXT = "the builder's private words"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("replaced", ["log.txt", "reports.jsonl"])
+def test_a_link_in_place_of_a_runs_own_file_is_not_followed(tmp_path, replaced):
+    secret = tmp_path / "private.txt"
+    secret.write_text(f"{{\"failure\": {{\"message\": \"{SECRET_TEXT}\"}}}}\n{SECRET_TEXT}\n", "utf-8")
+    source = TINY_EXPERIMENT.replace("import harness\n", f"import harness\n\nos.remove({replaced!r})\n"
+                                     f"os.symlink({str(secret)!r}, {replaced!r})\nos._exit(0)\n")
+    root = make_course(tmp_path / "c", experiment=source)
+    result = build(root)
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert SECRET_TEXT not in result.stderr + result.stdout
+    assert ("replaced the runner's report file" if replaced == "reports.jsonl" else "ended (exit status 0)") \
+        in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_a_recipe_that_puts_a_link_in_place_of_a_drawn_figure_publishes_nothing(tmp_path):
+    """The recipe's second call (en) replaces the first one's SVG (zh) with a link to an SVG of the builder's."""
+    private = tmp_path / "private.svg"
+    private.write_text(f'<svg xmlns="http://www.w3.org/2000/svg"><text>{SECRET_TEXT}</text></svg>', "utf-8")
+    recipe = TINY_FIGURE.replace("def bars(values, lang):\n", f"def bars(values, lang):\n    import os\n"
+                                 f"    if lang == 'en':\n        os.remove('0.svg')\n"
+                                 f"        os.symlink({str(private)!r}, '0.svg')\n")
+    root = with_figure(make_course(tmp_path / "c"), recipe)
+    result = build(root)
+    assert result.returncode == 1, result.stdout
+    assert "figures/tiny.py: figure 'tiny.bars' (zh): a recipe removed or replaced the SVG its worker wrote" \
+        in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (root / "site").exists() or SECRET_TEXT not in published(root)
+    assert not list((root / ".cache" / "figures").glob("*.svg")) or \
+        all(SECRET_TEXT not in p.read_text("utf-8") for p in (root / ".cache" / "figures").glob("*.svg"))
+
+
+def test_read_back_reads_a_regular_file_and_refuses_a_link_or_a_fifo(tmp_path):
+    (tmp_path / "file").write_bytes(b"0123456789")
+    assert sandbox.read_back(tmp_path / "file") == b"0123456789"
+    assert sandbox.read_back(tmp_path / "file", tail=3) == b"789"
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("link", "fifo", "gone"):
+        with pytest.raises(OSError):
+            sandbox.read_back(tmp_path / name)

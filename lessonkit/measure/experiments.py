@@ -165,10 +165,17 @@ def run_job(job: Job) -> dict:
                                     work, reports_file, log_file, job.timeout, job.env)
         reports, failure = [], None
         isolated = outcome["isolated"]
-        for line in reports_file.read_text("utf-8", "replace").splitlines():
+        try:
+            written = sandbox.read_back(reports_file).decode("utf-8", "replace")
+        except OSError:
+            written, failure = "", {"message": "the experiment removed or replaced the runner's report file",
+                                    "line": None}
+        for line in written.splitlines():
             try:
                 item = json.loads(line)
             except ValueError:
+                item = None
+            if not isinstance(item, dict) or not isinstance(item.get("report", {}), dict):
                 failure = {"message": "the experiment wrote into its report file", "line": None}
                 break
             if "failure" in item:
@@ -181,7 +188,10 @@ def run_job(job: Job) -> dict:
             failure = {"message": "timed out", "seed": pending, "timeout": True}
         elif failure is None and pending is not None:
             failure = {"message": sandbox.ended_early(outcome, f"reporting seed {pending}"), "seed": pending}
-        log = log_file.read_text("utf-8", "replace")[-4000:]
+        try:
+            log = sandbox.read_back(log_file, tail=16000).decode("utf-8", "replace")[-4000:]
+        except OSError:
+            log = ""
         return {"reports": reports, "failure": failure, "log": log, "isolated": isolated}
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -11,7 +11,8 @@ is not isolated.
 Either way its environment is cleared down to what a measurement may depend on (ALLOWED_ENV): no
 secret of the builder's reaches it. The process writes one line to its progress file per finished
 step; a step that takes longer than the limit ends the run, and the whole process tree is killed
-afterwards. Output goes to a log file, never to the build's terminal. Standard library only: it
+afterwards. Output goes to a log file, never to the build's terminal. What the code leaves in its
+scratch folder is read back with read_back, which follows no link. Standard library only: it
 runs on Dask workers too.
 """
 
@@ -135,7 +136,10 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                grown = progress.stat().st_size
+                try:
+                    grown = os.lstat(progress).st_size
+                except OSError:  # the code removed it: no more steps count, the time limit runs on
+                    grown = size
                 if grown != size:  # a step finished: the next one gets the whole time limit
                     size, deadline = grown, time.monotonic() + timeout
                 elif time.monotonic() > deadline:
@@ -153,6 +157,22 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
 
 
 _RUNNING: set = set()  # runs under way in this process, from any thread
+
+
+def read_back(path: Path, tail: int | None = None) -> bytes:
+    """A file the run wrote into its scratch folder, read here without following a link: the code may have
+    put a link there that leads to a file of the builder's, outside its sandbox. Only a regular file is read
+    (a FIFO would block); `tail`: its last bytes only. OSError if it is gone or is not such a file."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if tail is not None and info.st_size > tail:
+            f.seek(info.st_size - tail)
+        return f.read()
 
 
 def _kill(proc) -> None:

@@ -114,7 +114,10 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         try:
             items = [json.loads(line) for line in sandbox.read_back(progress).decode("utf-8", "replace").splitlines()]
             for item in items:
-                if "failure" in item and isinstance(item["failure"], dict) and "message" in item["failure"]:
+                if "failure" in item and isinstance(item["failure"], dict) and \
+                        isinstance(item["failure"].get("message"), str) and \
+                        isinstance(item["failure"].get("path"), (str, type(None))) and \
+                        (item["failure"].get("line") is None or type(item["failure"]["line"]) is int):
                     failure = item["failure"]
                 elif item.get("done") in range(len(missing)):
                     done.add(item["done"])

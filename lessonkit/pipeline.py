@@ -64,13 +64,18 @@ class Options:
         return f"Options({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
 
 
+def stamp_of(root: Path) -> Path:
+    """Where the last build's fingerprint of its inputs is kept (see load/inputs.py)."""
+    return root / ".cache" / "build-stamp.json"
+
+
 def build_if_changed(options: Options, say=print) -> dict | None:
     """Build, unless no input, engine file or option changed since the last build of this output."""
     from lessonkit.load import inputs
     from lessonkit.versions import numeric_env
 
     root, out = options.root.resolve(), options.out.resolve()
-    stamp_file = root / ".cache" / "build-stamp.json"
+    stamp_file = stamp_of(root)
     chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
               "search": options.search, "base_url": options.base_url, "kernels": numeric_env(),
               "verify": options.verify, "frozen_only": options.frozen_only, "pdf": options.pdf}
@@ -154,7 +159,7 @@ def load(options: Options, say):
 
     root = options.root.resolve()
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
-    inputs.forget(root / ".cache" / "build-stamp.json")
+    inputs.forget(stamp_of(root))
     check_out(root, options.out.resolve())
     if options.force:
         for name in ("math.json", "highlight-code.json"):  # conversions are made again
@@ -440,12 +445,23 @@ def check_out(root: Path, out: Path) -> None:
 
 
 def check(options: Options) -> list[str]:
-    """The built site checked: links, numbers (against the experiments run again), parity, HTML."""
+    """The built site checked: links, numbers (against the experiments run again), parity, HTML. A site that
+    fails its check is not up to date: the next build builds again instead of saying nothing changed."""
     from lessonkit import checks
+    from lessonkit.errors import BuildError
+    from lessonkit.load import inputs
 
-    return checks.run(options.root.resolve(), options.out.resolve(), strict=options.strict,
-                      validator=options.validator, runner=lambda root, config, seeds: run_experiments(root, config, seeds, options, lambda m: None,
-                                                                         twice=True))
+    root = options.root.resolve()
+    try:
+        problems = checks.run(root, options.out.resolve(), strict=options.strict, validator=options.validator,
+                              runner=lambda root, config, seeds: run_experiments(root, config, seeds, options,
+                                                                                 lambda m: None, twice=True))
+    except BuildError:
+        inputs.forget(stamp_of(root))
+        raise
+    if problems:
+        inputs.forget(stamp_of(root))
+    return problems
 
 
 def summary(result: dict, out: Path) -> str:

@@ -566,6 +566,9 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     cached.write_text(__import__("json").dumps(entry), "utf-8")
     checked = run_build("--no-search", "--seeds", "1", "--out", steady / "site", "--check", root=steady)
     assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
+    assert not cached.exists()  # the cached answer is no answer: the next build measures, and says so again
+    again = run_build("--no-search", "--seeds", "1", "--out", steady / "site", root=steady)
+    assert again.returncode == 1 and "two different values of drift" in again.stderr, again.stdout + again.stderr
 
 
 @pytest.mark.slow
@@ -585,6 +588,30 @@ def test_an_experiment_whose_answer_depends_on_the_seeds_run_before_is_caught(tm
     assert not (root / ".cache/experiments/tiny/seed-0.json").exists()
     assert (root / ".cache/experiments/tiny/seed-1.json").exists()
     fails_in_one_line(build(root), caught, "(run again after seed 1)")  # seed 1 cached: it runs again first
+
+
+@pytest.mark.slow
+def test_where_only_the_course_seed_runs_seed_1_runs_again_first_and_must_agree_with_its_cache(tmp_path):
+    """Seed 0's entry lost, seed 1's cached with a value its code does not give: the repeat of seed 1, run so that
+    seed 0's second run comes after another seed, is compared too; a disagreement leaves neither entry."""
+    import json
+
+    from lessonkit.measure.experiments import report_digest
+
+    root = make_course(tmp_path / "c")
+    assert build(root).returncode == 0
+    cache = root / ".cache/experiments/tiny"
+    (cache / "seed-0.json").unlink()
+    entry = json.loads((cache / "seed-1.json").read_text("utf-8"))
+    entry["report"]["values"]["mean"] += 1.0
+    entry["sha256"] = report_digest(entry["report"])
+    (cache / "seed-1.json").write_text(json.dumps(entry), "utf-8")
+    (root / ".cache/build-stamp.json").unlink()  # (the no-op check does not read the cache)
+    line = line_of(root / "experiments/tiny.py", '"mean":')
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: experiment tiny gave seed 1 two different values "
+                                   "of mean", "(run again)")
+    assert not (cache / "seed-0.json").exists() and not (cache / "seed-1.json").exists()
+    assert build(root).returncode == 0  # both measured afresh
 
 
 def test_an_experiment_that_writes_a_report_of_its_own_is_refused(tmp_path):

@@ -175,7 +175,8 @@ def run_job(job: Job) -> dict:
                 item = json.loads(line)
             except ValueError:
                 item = None
-            if not isinstance(item, dict) or not isinstance(item.get("report", {}), dict):
+            if not isinstance(item, dict) or ("report" in item and not _report_shape(item["report"])) or \
+                    ("failure" in item and not _failure_shape(item["failure"])):
                 failure = {"message": "the experiment wrote into its report file", "line": None}
                 break
             if "failure" in item:
@@ -195,6 +196,19 @@ def run_job(job: Job) -> dict:
         return {"reports": reports, "failure": failure, "log": log, "isolated": isolated}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _report_shape(report) -> bool:
+    """What the runner writes of a seed (the experiment may have rewritten the file: only the shape is kept)."""
+    return (isinstance(report, dict) and type(report.get("seed")) is int and isinstance(report.get("values"), dict)
+            and all(isinstance(k, str) for k in report["values"])
+            and isinstance(report.get("claims", []), list) and all(isinstance(c, dict) for c in report.get("claims", []))
+            and isinstance(report.get("lines", {}), dict))
+
+
+def _failure_shape(failure) -> bool:
+    return (isinstance(failure, dict) and isinstance(failure.get("message"), str)
+            and all(failure.get(k) is None or type(failure[k]) is int for k in ("line", "seed")))
 
 
 def worker_versions() -> dict:
@@ -412,7 +426,12 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
         if result["failure"]:
             raise _failure(report, job, result)
     for report, seed, data, after in repeats:
-        _same_twice(report, seed, data, after)
+        try:
+            _same_twice(report, seed, data, after)
+        except BuildError:  # its cached result (from an earlier build, or --check's) is no answer either
+            for gone in {seed, report.seeds[0]}:
+                _entry(cache_dir, report.name, gone).unlink(missing_ok=True)
+            raise
     for report, seed, key, data in held:
         store(cache_dir, report.name, seed, key, data, progress)
 
@@ -441,6 +460,6 @@ def _failure(report: Report, job: Job, result: dict) -> BuildError:
                   f"(content/site.yaml: experiment_timeout)"
     elif not failure.get("line"):
         last = [ln for ln in result["log"].splitlines() if ln.strip()]
-        if last and failure["message"] not in last[-1]:
-            message += f"; last output: {last[-1].strip()[:200]}"
+        if last and failure["message"] not in last[-1]:  # (no control characters reach the terminal)
+            message += "; last output: " + re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "?", last[-1].strip()[:200])
     return BuildError(message, report.path, failure.get("line"))

@@ -159,10 +159,14 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
 _RUNNING: set = set()  # runs under way in this process, from any thread
 
 
-def read_back(path: Path, tail: int | None = None) -> bytes:
+READ_LIMIT = 256 * 2**20  # bytes: a report file, a progress file or an SVG is far smaller
+
+
+def read_back(path: Path, tail: int | None = None, limit: int = READ_LIMIT) -> bytes:
     """A file the run wrote into its scratch folder, read here without following a link: the code may have
     put a link there that leads to a file of the builder's, outside its sandbox. Only a regular file is read
-    (a FIFO would block); `tail`: its last bytes only. OSError if it is gone or is not such a file."""
+    (a FIFO would block), and none larger than `limit` (a sparse file costs no disk); `tail`: its last bytes
+    only. OSError if it is gone, is not such a file, or is too large."""
     import stat
 
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -172,7 +176,10 @@ def read_back(path: Path, tail: int | None = None) -> bytes:
             raise OSError(f"{path.name} is not a regular file")
         if tail is not None and info.st_size > tail:
             f.seek(info.st_size - tail)
-        return f.read()
+        data = f.read(limit + 1)  # (it may still be growing)
+        if len(data) > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
+        return data
 
 
 def _kill(proc) -> None:

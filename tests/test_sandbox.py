@@ -310,3 +310,14 @@ def test_what_a_recipe_writes_into_its_progress_file_is_one_line(tmp_path, failu
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "figures/tiny.py: a figure recipe removed, replaced or wrote into its worker's progress file" \
         in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_an_experiments_output_reaches_the_terminal_without_control_characters(tmp_path):
+    """The last line of its output, quoted in the error, could otherwise retitle or rewrite the terminal."""
+    source = TINY_EXPERIMENT.replace("import harness\n", 'import harness\n\nprint("\\x1b]0;owned\\x07\\x1b[2Kall '
+                                     'good", flush=True)\nos._exit(0)\n')
+    root = make_course(tmp_path / "c", experiment=source)
+    result = build(root)
+    assert result.returncode == 1 and "last output: ?]0;owned??[2Kall good" in result.stderr, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr

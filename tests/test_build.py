@@ -103,6 +103,7 @@ def test_figures_are_svg_in_both_languages_and_byte_identical(book, tmp_path):
         assert f'src="../figures/tiny.bars.{lang}.svg"' in (site / f"{lang}/page.html").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     copy = tmp_path / "edited"
     shutil.copytree(book / "site", copy)

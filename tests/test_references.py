@@ -316,6 +316,7 @@ def test_tex_that_styles_text_is_read_and_other_tex_is_refused(tmp_path):
           "content/references.bib:2: reference 'mueller2020': title has TeX this build cannot read as text (\\cite)")
 
 
+@pytest.mark.slow
 def test_an_entry_with_editors_only_names_them_once(tmp_path):
     root = cited_course(tmp_path / "c", BIB.replace("author = {Cy Adams}", "editor = {Cy Adams}"))
     build_here(root)
@@ -330,6 +331,7 @@ def test_an_at_sign_inside_a_field_does_not_move_an_entrys_line(tmp_path):
                                                f"a number")
 
 
+@pytest.mark.slow
 def test_the_bibliographys_ids_are_reserved_and_a_page_may_link_to_an_entry(tmp_path):
     root = cited_course(tmp_path / "c")
     edit_both(root, lambda text: text + "\nSee [the entry](#ref-adams2019).\n")

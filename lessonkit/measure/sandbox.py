@@ -176,6 +176,8 @@ def read_back(path: Path, tail: int | None = None, limit: int = READ_LIMIT) -> b
             raise OSError(f"{path.name} is not a regular file")
         if tail is not None and info.st_size > tail:
             f.seek(info.st_size - tail)
+        elif info.st_size > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
         data = f.read(limit + 1)  # (it may still be growing)
         if len(data) > limit:
             raise OSError(f"{path.name} is larger than {limit} bytes")

@@ -114,10 +114,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         try:
             items = [json.loads(line) for line in sandbox.read_back(progress).decode("utf-8", "replace").splitlines()]
             for item in items:
-                if "failure" in item and isinstance(item["failure"], dict) and \
-                        isinstance(item["failure"].get("message"), str) and \
-                        isinstance(item["failure"].get("path"), (str, type(None))) and \
-                        (item["failure"].get("line") is None or type(item["failure"]["line"]) is int):
+                if "failure" in item and sandbox.written_failure(item["failure"]):
                     failure = item["failure"]
                 elif item.get("done") in range(len(missing)):
                     done.add(item["done"])
@@ -140,7 +137,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         if failure:
             error = BuildError(failure["message"], failure.get("path"), failure.get("line"))
             item = failure.get("item")
-            raise error.located(*wanted[missing[item][:2]]) if type(item) is int and 0 <= item < len(missing) else error
+            raise error.located(*wanted[missing[item][:2]]) if item is not None and 0 <= item < len(missing) else error
         pending = next(((fid, lang) for i, (fid, lang, _) in enumerate(missing) if i not in done), None)
         if pending:
             what = f"figure {pending[0]!r} ({pending[1]})"

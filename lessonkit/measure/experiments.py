@@ -176,7 +176,7 @@ def run_job(job: Job) -> dict:
             except ValueError:
                 item = None
             if not isinstance(item, dict) or ("report" in item and not _report_shape(item["report"])) or \
-                    ("failure" in item and not _failure_shape(item["failure"])):
+                    ("failure" in item and not sandbox.written_failure(item["failure"])):
                 failure = {"message": "the experiment wrote into its report file", "line": None}
                 break
             if "failure" in item:
@@ -204,11 +204,6 @@ def _report_shape(report) -> bool:
             and all(isinstance(k, str) for k in report["values"])
             and isinstance(report.get("claims", []), list) and all(isinstance(c, dict) for c in report.get("claims", []))
             and isinstance(report.get("lines", {}), dict))
-
-
-def _failure_shape(failure) -> bool:
-    return (isinstance(failure, dict) and isinstance(failure.get("message"), str)
-            and all(failure.get(k) is None or type(failure[k]) is int for k in ("line", "seed")))
 
 
 def worker_versions() -> dict:

@@ -184,6 +184,14 @@ def read_back(path: Path, tail: int | None = None, limit: int = READ_LIMIT) -> b
         return data
 
 
+def written_failure(failure) -> bool:
+    """Whether a failure read back from a run's file has the shape its runner writes: a message, and a
+    line, seed, item (ints) and path (text) where given. The code may have written the file itself."""
+    return (isinstance(failure, dict) and isinstance(failure.get("message"), str)
+            and all(failure.get(k) is None or type(failure[k]) is int for k in ("line", "seed", "item"))
+            and isinstance(failure.get("path"), (str, type(None))))
+
+
 def _kill(proc) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the process and everything it started

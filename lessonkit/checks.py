@@ -155,7 +155,7 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
 
     runner = runner or (lambda root_, config, seeds: experiments.run_all(
         root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"],
-        twice=True))
+        twice=True, require_isolation=strict))
     problems: list[str] = []
     if not (site / MANIFEST).is_file():
         return [f"{site}: no {MANIFEST}: not a lessonkit site (build it first)"]

@@ -70,7 +70,7 @@ def _key(figures_dir: Path, figure_id: str, lang: str, values: dict) -> str:
 
 
 def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], values: dict, *, timeout: float,
-             force: bool = False, warn=print) -> dict[tuple[str, str], bytes]:
+             force: bool = False, warn=print, require_isolation: bool) -> dict[tuple[str, str], bytes]:
     """Every wanted (figure id, language) as SVG bytes: from the cache, or drawn by one worker process.
 
     wanted maps each to where a page asks for it (path, line): an unknown figure is that line's error;
@@ -91,7 +91,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         return out
     from lessonkit.measure import sandbox
 
-    sandbox.check(warn)
+    sandbox.check(warn, required=require_isolation)
     work = sandbox.scratch("figures")
     try:
         items = [{"id": fid, "lang": lang, "out": str(work / f"{i}.svg")} for i, (fid, lang, _) in enumerate(missing)]

@@ -91,7 +91,6 @@ def build_if_changed(options: Options, say=print) -> dict | None:
             return None
         from lessonkit.measure import sandbox
 
-        sandbox.REQUIRE = options.strict
         sandbox.sweep_scratch()  # scratch folders that killed builds left behind
         inputs.forget(stamp_file)
         result = build(options, say)
@@ -258,7 +257,8 @@ def draw(course, pages: list, measured, options: Options, say) -> dict:
         for fid, line in built.collected.figures:
             wanted.setdefault((fid, built.lang), (built.page.path, line))
     return figures.draw_all(course.root, course.cache / "figures", wanted, measured.values,
-                            timeout=course.site.config["experiment_timeout"], force=options.force, warn=say)
+                            timeout=course.site.config["experiment_timeout"], force=options.force, warn=say,
+                            require_isolation=options.strict)
 
 
 def render(course, pages: list, measured, drawn: dict, pages_cache, site, options: Options,
@@ -424,7 +424,8 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
                                force=options.force and not twice,
                                executor=lambda: executors.executor(options.executor, options.jobs),
-                               timeout=config["experiment_timeout"], progress=say, twice=twice, policy=policy)
+                               timeout=config["experiment_timeout"], progress=say, twice=twice, policy=policy,
+                               require_isolation=options.strict)
 
 
 def check_out(root: Path, out: Path) -> None:

@@ -101,7 +101,7 @@ def test_the_standalone_run_and_the_build_judge_every_claim_alike(name, site):
     from lessonkit.measure import claims, experiments
 
     seeds = json.loads((site / "lessonkit.json").read_text("utf-8"))["seeds"]
-    reports = experiments.run_all(ROOT, [name], seeds, ROOT / ".cache" / "experiments")  # the site's runs
+    reports = experiments.run_all(ROOT, [name], seeds, ROOT / ".cache" / "experiments", require_isolation=True)  # the site's runs
     judged = {k: c for k, c in claims.collect(reports).claims.items() if not claims.uses_sweep(c.criterion)}
     tried = sorted({seeds[1], *(c.failed_seeds[0] for c in judged.values() if c.failed_seeds)})
     for seed in tried:

@@ -191,6 +191,49 @@ def test_a_build_without_bubblewrap_warns_and_strict_refuses(tmp_path, monkeypat
 
 
 
+
+def _without_bubblewrap(monkeypatch) -> None:
+    """This process's probe answers that bubblewrap cannot isolate anything here."""
+    monkeypatch.setattr(sandbox, "_BWRAP", {"path": None})
+
+
+@pytest.mark.parametrize("path", ["check-only", "preview", "figure"])
+def test_strict_refuses_unisolated_author_code_on_every_path(tmp_path, monkeypatch, path):
+    """--strict's promise holds on every path that runs author code, not only a build: --check-only running the
+    experiments again with the cache gone, the preview's rebuilds, and a figure redrawn from cached values."""
+    import shutil
+
+    from conftest import run_build
+
+    import build as command
+
+    root = with_figure(make_course(tmp_path / "c"))
+    assert run_build("--no-search", "--seeds", "2", root=root).returncode == 0
+    _without_bubblewrap(monkeypatch)
+    if path == "check-only":
+        shutil.rmtree(root / ".cache" / "experiments")
+        result = run_build("--check-only", "--strict", "--seeds", "2", root=root)
+        assert result.returncode == 1 and "which --strict refuses" in result.stderr, result.stderr
+        assert not list((root / ".cache" / "experiments").glob("*/*")), "an experiment ran unisolated"
+        return
+    if path == "figure":
+        shutil.rmtree(root / ".cache" / "figures")
+        result = run_build("--no-search", "--seeds", "2", "--strict", root=root)
+        assert result.returncode == 1 and "which --strict refuses" in result.stderr, result.stderr
+        assert not list((root / ".cache").glob("figures/*.svg")), "a recipe ran unisolated"
+        return
+    rebuilds = []
+    monkeypatch.setattr("lessonkit.serve.serve", lambda root, out, rebuild, port: rebuilds.append(rebuild))
+    shutil.rmtree(root / ".cache" / "experiments")
+    options = command.options_of(command.parse_args(["--root", str(root), "--strict", "--seeds", "2"]))
+    command.serve(options, 0)
+    from lessonkit.errors import BuildError
+
+    with pytest.raises(BuildError, match="which --strict refuses"):
+        rebuilds[0]()
+    assert not list((root / ".cache" / "experiments").glob("*/*")), "the preview ran an experiment unisolated"
+
+
 EVIL_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100pt" '
             b'height="50pt" onload="alert(1)"><script>alert(2)</script><style>@import url(https://x.test/a.css);'
             b'</style><image href="https://x.test/p.png" width="5" height="5"/><a xlink:href="javascript:alert(3)">'

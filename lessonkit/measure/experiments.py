@@ -249,7 +249,7 @@ def runner_hash() -> str:
 
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
             executor=None, timeout: float = 120.0, progress=lambda msg: None, twice: bool = False,
-            policy: frozen.Policy | None = None) -> list[Report]:
+            policy: frozen.Policy | None = None, require_isolation: bool) -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
     The course seed is run a second time, in another process and after another seed if there are several (see
@@ -258,7 +258,8 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
     besides its seed (the time, an unseeded generator, state an earlier seed left). A frozen experiment instead
     runs its first `policy.verify` seeds again (from the cache, unless twice) and must agree with its frozen
     file. `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is only entered
-    when something has to run. None: run here, one job after another.
+    when something has to run. None: run here, one job after another. require_isolation: nothing runs
+    where the sandbox cannot isolate it (--strict); every caller says which it wants.
     """
     policy = policy or frozen.Policy()
     experiments_dir = root / "experiments"
@@ -294,7 +295,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
         plans.append((report, path, missing, again))
     if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
-            _run_missing(plans, cache_dir, pool, workers, timeout, progress)
+            _run_missing(plans, cache_dir, pool, workers, timeout, progress, require_isolation)
     for report, *_ in plans:
         _verified(report, progress)
     return [report for report, *_ in plans]
@@ -367,8 +368,8 @@ def _verified(report: Report, progress) -> None:
              f"{checked}{extra}")
 
 
-def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress) -> None:
-    sandbox.check(progress)
+def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress, required: bool) -> None:
+    sandbox.check(progress, required=required)
     jobs, due = [], {}
     for report, path, missing, again in plans:
         if not missing and not again:

@@ -63,21 +63,23 @@ def isolated() -> bool:
     return bwrap() is not None
 
 
-REQUIRE = False  # --strict: author code that cannot be isolated is not run at all
-_said = []
+_said = []  # the warning is printed once per process (the preview builds many times)
 
 
-def check(warn) -> None:
-    """Before author code runs in the build: say once that it is not isolated, or refuse under --strict."""
-    if isolated() or _said:
+def check(warn, *, required: bool) -> None:
+    """Before author code runs: say once that it is not isolated, or, when isolation is `required` (--strict,
+    on every path that runs author code: build, check, preview, freeze), refuse to run it at all."""
+    if isolated():
         return
     why = ("bubblewrap (bwrap) is not available here" if not shutil.which("bwrap") or not sys.platform.startswith("linux")
            else "bubblewrap (bwrap) cannot make namespaces here")
-    if REQUIRE:
+    if required:
         from lessonkit.errors import BuildError
 
         raise BuildError(f"{why}: experiments and figure recipes would run without isolation, which --strict "
                          f"refuses (Debian: apt-get install bubblewrap)")
+    if _said:
+        return
     _said.append(why)
     warn(f"warning: {why}: experiments and figure recipes run without isolation (Debian: apt-get install bubblewrap)")
 

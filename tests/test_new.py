@@ -8,6 +8,7 @@ import hashlib
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -342,3 +343,43 @@ def test_a_course_template_may_extend_the_default_themes_template_of_the_same_na
     assert result.returncode == 1 and result.stderr.strip() == (
         'error: templates/page.html:1: template error: it extends or includes itself; to build on the default '
         'theme\'s page.html, write {% extends "theme/page.html" %}'), result.stderr
+
+
+@pytest.mark.slow  # a wheel built and installed, and four fresh Pythons
+def test_the_installed_tool_makes_a_course_that_builds_and_checks_without_this_checkout(tmp_path):
+    """`pip install` gives the `lessonkit` command; in an empty folder, `lessonkit init` makes a course that
+    builds and passes --check --strict with only the installed package: its default theme, harness and math
+    converter are package data, and the course folder is the current one. The checkout is not on the path."""
+    import os
+    import shutil
+
+    source, wheels, target = tmp_path / "source", tmp_path / "wheels", tmp_path / "installed"
+    # (A copy: setuptools writes build/ and *.egg-info beside the project it builds.)
+    shutil.copytree(ROOT / "lessonkit", source / "lessonkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", source)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)], check=True,
+                   cwd=tmp_path, capture_output=True)
+    (wheel,) = wheels.glob("lessonkit-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, capture_output=True)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    env.pop("PYTHONSAFEPATH", None)
+
+    def lessonkit(*args, cwd):
+        return subprocess.run([str(target / "bin" / "lessonkit"), *args], capture_output=True, text=True, cwd=cwd,
+                              env=env)
+
+    where = subprocess.run([sys.executable, "-c", "import lessonkit; print(lessonkit.__path__[0])"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).resolve() == (target / "lessonkit").resolve()
+    assert (target / "lessonkit" / "theme" / "base.html").is_file() and not (target / "lessonkit" / "theme").is_symlink()
+    away = lessonkit("build", cwd=tmp_path)  # no course here, and none named
+    assert away.returncode == 1 and away.stderr.startswith("error: no content/site.yaml in "), away.stderr
+    made = lessonkit("init", "course", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    course = tmp_path / "course"
+    checked = lessonkit("check", "--strict", "--no-search", "--no-validator", "--seeds", "2", cwd=course)
+    assert checked.returncode == 0 and "check: no problems" in checked.stdout, checked.stderr
+    assert (course / "site" / "en" / "welcome.html").is_file() and not (ROOT / "course").exists()
+    again = lessonkit("build", "--strict", "--no-search", "--seeds", "2", cwd=course)
+    assert again.returncode == 0 and "nothing changed" in again.stdout, again.stdout + again.stderr

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))
-import build  # noqa: E402
+from lessonkit import command as build  # noqa: E402
 from lessonkit.load import content  # noqa: E402
 from lessonkit.markdown.plugins import blocks, spans  # noqa: E402
 
@@ -34,6 +34,11 @@ def test_every_command_line_option_is_documented(option):
 
 def test_the_new_command_is_documented():
     assert "build.py new" in _section("Command line")
+
+
+@pytest.mark.parametrize("subcommand", sorted(build.SUBCOMMANDS))
+def test_every_subcommand_of_the_lessonkit_command_is_documented(subcommand):
+    assert f"`lessonkit {subcommand}`" in _section("Command line"), subcommand
 
 
 def test_the_site_yaml_table_is_the_schema_the_loader_walks():

@@ -205,7 +205,7 @@ def test_strict_refuses_unisolated_author_code_on_every_path(tmp_path, monkeypat
 
     from conftest import run_build
 
-    import build as command
+    from lessonkit import command
 
     root = with_figure(make_course(tmp_path / "c"))
     assert run_build("--no-search", "--seeds", "2", root=root).returncode == 0

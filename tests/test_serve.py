@@ -19,7 +19,7 @@ from playwright.sync_api import Error as PlaywrightError
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import build as build_module  # noqa: E402
+from lessonkit import command as build_module  # noqa: E402
 from lessonkit import pipeline, serve  # noqa: E402
 from lessonkit.pipeline import Options  # noqa: E402
 

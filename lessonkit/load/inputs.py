@@ -46,14 +46,15 @@ def _walk(folder: Path, h) -> None:
 
 
 def fingerprint(root: Path, engine: Path, options: dict) -> str:
+    """engine: the folder that holds the lessonkit package (the checkout, or site-packages)."""
     h = hashlib.sha256()
     for name in INPUTS:
         _walk(root / name, h)
     _walk(engine / "lessonkit", h)
-    if (root / "templates").resolve() != (engine / "templates").resolve():  # the default theme (theme.py)
-        _walk(engine / "templates", h)
-    st = (engine / "build.py").stat()
-    h.update(f"{st.st_size} {st.st_mtime_ns} {sys.version} {sys.prefix}".encode())
+    default_theme = (engine / "lessonkit" / "theme").resolve()  # theme.DEFAULT, not imported: this runs early
+    if (root / "templates").resolve() != default_theme:
+        _walk(default_theme, h)
+    h.update(f"{sys.version} {sys.prefix}".encode())
     # Installing or removing a package touches site-packages itself.
     for path in sys.path:
         if path.endswith("site-packages") and os.path.isdir(path):

@@ -3,7 +3,8 @@
 The engine's own templates/ is the default theme. A course's templates/ overrides it file by file, as
 MkDocs' custom_dir and Hugo's lookup order do: a course with only templates/static/style.css uses the
 default theme's templates and strings and its own stylesheet. A course without templates/ uses the default
-theme whole. (In this repository the course's templates/ is the default theme.)
+theme whole. The default theme is lessonkit/theme/, package data of an installed engine; in this
+repository that is a link to the course's templates/, which is the default theme.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from lessonkit.errors import BuildError
 from lessonkit.load.inputs import skipped
 
-DEFAULT = Path(__file__).resolve().parent.parent.parent / "templates"
+DEFAULT = (Path(__file__).parent.parent / "theme").resolve()
 
 
 def folders(root: Path) -> list[Path]:

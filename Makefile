@@ -25,11 +25,10 @@ test: $(STAMP) fonts sandbox chromium
 
 # After every edit: lint, the import layers, and the engine's tests on fixture courses that take under a
 # second each (no browser, not the real course; `slow` marks the rest). `make test` runs everything.
-# (The browser file is not even collected: collecting it builds the real course to find its pages.)
 quick: $(STAMP) fonts sandbox
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q -n auto -m "not browser and not course and not slow" --ignore=tests/test_site_browser.py
+	$(PY) -m pytest -q -n auto -m "not browser and not course and not slow"
 
 bench: $(STAMP) fonts sandbox
 	$(PY) bench/bench.py

@@ -18,15 +18,13 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import shutil
-import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
 from axe_playwright_python.sync_playwright import Axe
-from conftest import ROOT, run_build
+from conftest import ROOT
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 800}
@@ -47,60 +45,82 @@ PHONE_RULES = ["scrollable-region-focusable", "meta-viewport", "meta-viewport-la
 DARK_RULES = ["color-contrast", "link-in-text-block"]
 
 
-# --- pages, discovered from a build at collection time --------------------------------------------
+# --- pages, named at collection time from the course's sources (collecting builds nothing) -------------
+# test_pages_named_at_collection_are_the_pages_of_the_site holds each list to the built site's HTML.
 
-_DISCOVERED: dict = {}
+CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
+LANGUAGE_FOLDERS = tuple(f"{lang}/" for lang in CONFIG["languages"])
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 
 
-def discover_pages() -> list[str]:
-    """Every .html page of a fresh build (except a 404 page), relative to the site root."""
-    if "pages" not in _DISCOVERED:
-        out = Path(tempfile.mkdtemp(prefix="lessonkit-pages-")) / "site"
-        result = run_build("--out", out, "-q")
-        _DISCOVERED["error"] = "" if result.returncode == 0 else result.stderr
-        _DISCOVERED["pages"] = site_pages(out) if result.returncode == 0 else []
-        # Which pages have a contents list and a language switch, so that each test is
-        # generated only for the pages it applies to (no skipped tests).
-        html = {rel: (out / rel).read_text("utf-8") for rel in _DISCOVERED["pages"]}
-        _DISCOVERED["toc"] = [rel for rel, text in html.items() if 'class="toc"' in text]
-        _DISCOVERED["switch"] = [rel for rel, text in html.items() if "data-lang-switch" in text]
-        _DISCOVERED["sections"] = [rel for rel, text in html.items() if re.search(r'<h[23] id="', text)]
-        _DISCOVERED["hints"] = [rel for rel, text in html.items() if '<details class="hint"' in text]
-        _DISCOVERED["terms"] = [rel for rel, text in html.items() if 'class="term"' in text]
-        _DISCOVERED["config"] = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
-        shutil.rmtree(out.parent, ignore_errors=True)
-    return _DISCOVERED["pages"]
+def _markdown(lang: str, page: str) -> str:
+    return _FENCE.sub("", (ROOT / "content" / lang / f"{page}.md").read_text("utf-8"))
+
+
+def named_pages(config: dict) -> dict[str, list[str]]:
+    """The site's pages as site.yaml and the Markdown name them, and which of them have sections (a heading of
+    level 2 or 3: a contents list), a hint and a glossary term; parallel/LANG/PAGE.html shows both languages."""
+    source, langs = config["source_language"], config["languages"]
+    pages = ["index.html"]
+    marks: dict[str, list[str]] = {"toc": [], "hints": [], "terms": []}
+    for lang in langs:
+        pages += [f"{lang}/{name}.html" for name in ("search", "glossary")
+                  if name == "search" or (ROOT / "content" / "glossary.yaml").is_file()]
+        pages += [f"{lang}/experiments/{name}.html" for name in config["experiments"]]
+        for page in config["pages"]:
+            text = _markdown(lang, page)
+            rels = [f"{lang}/{page}.html"] + ([f"parallel/{lang}/{page}.html"] if lang != source else [])
+            pages += rels[1:] + rels[:1]
+            if re.search(r"^#{2,3} ", text, re.M):
+                marks["toc"].append(rels[0])
+            for kind, mark in (("hints", r"^:::+ *hint\b"), ("terms", r"\]\{\.term\b")):
+                both = text + ("" if lang == source else _markdown(source, page))
+                marks[kind] += [rels[0]] * bool(re.search(mark, text, re.M)) + rels[1:] * bool(re.search(mark, both, re.M))
+    return {"pages": sorted(pages), **{kind: sorted(set(rels)) for kind, rels in marks.items()}}
 
 
 def site_pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if not p.name.startswith("404"))
 
 
-ALL_PAGES = discover_pages()
+def marked_pages(site: Path) -> dict[str, list[str]]:
+    """The same lists, read from the built site's HTML."""
+    html = {rel: (site / rel).read_text("utf-8") for rel in site_pages(site)}
+    return {"pages": sorted(html), **{kind: sorted(rel for rel, text in html.items() if mark in text) for kind, mark
+                                      in (("toc", 'class="toc"'), ("hints", '<details class="hint"'),
+                                          ("terms", 'class="term"'))}}
+
+
+NAMED = named_pages(CONFIG)
+ALL_PAGES = NAMED["pages"]
 # The experiments' source pages (<lang>/experiments/NAME.html) are listings, not lessons: they get the checks
 # that apply to any page (loads clean, fits a phone, axe), not those about numbers, math, figures or sections.
 SOURCE_PAGES = [rel for rel in ALL_PAGES if re.match(r"[a-z-]+/experiments/", rel)]
 PAGES = [rel for rel in ALL_PAGES if rel not in SOURCE_PAGES]
-TOC_PAGES = _DISCOVERED["toc"]
-SWITCH_PAGES = _DISCOVERED["switch"]
-HINT_PAGES = _DISCOVERED["hints"]
-LANGUAGE_FOLDERS = tuple(f"{lang}/" for lang in _DISCOVERED.get("config", {}).get("languages", []))
-# One page per language with a glossary term: the first in the site's order.
-TERM_PAGES = list({rel.partition("/")[0]: rel for rel in reversed(_DISCOVERED["terms"])
-                   if rel.startswith(LANGUAGE_FOLDERS)}.values())[::-1]
+TOC_PAGES = NAMED["toc"]
+SWITCH_PAGES = [rel for rel in ALL_PAGES if rel.startswith(LANGUAGE_FOLDERS)]
+HINT_PAGES = NAMED["hints"]
 
 
-def test_every_page_in_a_language_has_a_language_switch():
+def first_per_language(rels: list[str]) -> list[str]:
+    """One page per language folder: the first in the site's order."""
+    return list({rel.partition("/")[0]: rel for rel in reversed(rels) if rel.startswith(LANGUAGE_FOLDERS)}.values())[::-1]
+
+
+TERM_PAGES = first_per_language(NAMED["terms"])
+
+
+def test_every_page_in_a_language_has_a_language_switch(site):
     """The bilingual home and the side-by-side pages, which show both languages, have none."""
-    assert {rel for rel in ALL_PAGES if rel.startswith(LANGUAGE_FOLDERS)} == set(SWITCH_PAGES)
-    assert "index.html" not in SWITCH_PAGES
+    switch = [rel for rel in site_pages(site) if "data-lang-switch" in (site / rel).read_text("utf-8")]
+    assert switch == SWITCH_PAGES and "index.html" not in switch
 
 
-def test_every_course_page_with_sections_has_a_contents_list():
-    config = _DISCOVERED["config"]
-    course = {f"{lang}/{page}.html" for lang in config["languages"] for page in config["pages"]}
+def test_every_course_page_with_sections_has_a_contents_list(site):
+    course = {f"{lang}/{page}.html" for lang in CONFIG["languages"] for page in CONFIG["pages"]}
     assert course <= set(PAGES)
-    assert {rel for rel in course if rel in _DISCOVERED["sections"]} == {rel for rel in course if rel in TOC_PAGES}
+    sections = {rel for rel in course if re.search(r'<h[23] id="', (site / rel).read_text("utf-8"))}
+    assert sections == {rel for rel in course if rel in marked_pages(site)["toc"]}
 
 
 def twin_of(rel: str) -> str | None:
@@ -259,9 +279,10 @@ def violation_lines(violations: list[dict]) -> str:
 
 # --- discovery ----------------------------------------------------------------------------------------
 
-def test_pages_discovered_at_collection_are_the_pages_of_the_site(site):
-    assert not _DISCOVERED.get("error"), _DISCOVERED.get("error")
-    assert ALL_PAGES == site_pages(site)
+def test_pages_named_at_collection_are_the_pages_of_the_site(site):
+    marked = marked_pages(site)
+    assert NAMED == marked
+    assert TOC_PAGES and HINT_PAGES and TERM_PAGES == first_per_language(marked["terms"])
     assert SOURCE_PAGES and all(rel.split("/")[0] in ("zh", "en") for rel in SOURCE_PAGES)
     assert "index.html" in PAGES and any(p.startswith("zh/") for p in PAGES) and any(p.startswith("en/") for p in PAGES)
 
@@ -534,7 +555,7 @@ def test_a_marked_term_shows_its_counterparts_on_focus_and_hover(tabs, rel):
     term.focus()
     assert tip.is_visible(), "the counterpart does not show on focus"
     lang = rel.partition("/")[0]
-    others = sorted(language_tag(other) for other in _DISCOVERED["config"]["languages"] if other != lang)
+    others = sorted(language_tag(other) for other in CONFIG["languages"] if other != lang)
     shown = sorted(tip.locator("[lang]").evaluate_all("els => els.map(e => e.lang)"))
     assert shown == others, f"the tip shows {shown}, not the other languages {others}"
     page.keyboard.press("Tab")
@@ -764,7 +785,7 @@ def test_budgets_bytes_and_layout_shift(browser, server, site, rel, site_checks)
     assert row["largest_panel"] <= PANEL_BUDGET, f"{rel}: a panel of {row['largest_panel']} bytes, budget {PANEL_BUDGET}"
     if rel.startswith("parallel/"):
         lang, _, page = rel.removeprefix("parallel/").partition("/")
-        source = _DISCOVERED["config"]["source_language"]
+        source = CONFIG["source_language"]
         budget = max(HTML_CSS_BUDGET, sum(page_weight(site, f"{twin}/{page}", [])["reading"]
                                           for twin in (source, lang)) + row["css"])
     else:

@@ -191,21 +191,61 @@ def check_page_parity(site, page: str) -> None:
         assert statuses(html) == statuses(source), f"{lang}/{page}: audit statuses differ from {SOURCE}"
 
 
+def _bound_of(attr: str | None, index: str):
+    """The [op, limit] a value (or this element of a list value) is shown as, from data-bound; None: digits."""
+    if not attr:
+        return None
+    bound = json.loads(attr) if attr.startswith("[") else attr
+    if isinstance(bound, list):
+        bound = bound[int(index.rstrip("]"))] if index else bound
+        return [[b[0], float(b[1:])] if b else None for b in bound] if isinstance(bound, list) else \
+            (bound and [bound[0], float(bound[1:])])
+    return [bound[0], float(bound[1:])]
+
+
 def check_shown_values(name: str, site, root=ROOT) -> None:
-    seed = json.loads((site / "lessonkit.json").read_text("utf-8"))["seed"]
+    """Every value a page shows is what experiments/NAME.py prints when run here on the course seed: its text
+    exactly, and its data-value within the tolerance that --frozen-only's verification allows (the page holds
+    the frozen run, made on another machine's kernels); a value shown as a bound holds that bound here."""
+    from lessonkit import checks
+    from lessonkit.load.strings import load_strings
+    from lessonkit.measure import frozen
+    from lessonkit.numbers import show
+
+    manifest = json.loads((site / "lessonkit.json").read_text("utf-8"))
+    seed = manifest["seed"]
     truth = measured(name, seed, root)
+    report = json.loads((root / "results" / f"{name}.json").read_text("utf-8"))["seeds"][str(seed)]["report"]
+    strings = load_strings(root, manifest["languages"])
+    by_tag = {strings[lang]["tag"]: lang for lang in strings}
     compared = 0
     for path in sorted(site.rglob("*.html")):
-        for _, attrs in tags(path.read_text("utf-8")):
+        html = path.read_text("utf-8")
+        for attrs, text in [*checks.scan(html).values, *((a, None) for _, a in tags(html))]:
             key = attrs.get("data-key", "")
             if not key.startswith(name + ".") or "data-value" not in attrs:
                 continue
             if key.removeprefix(name + ".") in BUILT_KEYS:
                 continue
             base, _, index = key.partition("[")
-            assert base in truth, f"{path.relative_to(site)}: {key} is not printed by experiments/{name}.py"
+            where = f"{path.relative_to(site)}: {key}"
+            assert base in truth, f"{where} is not printed by experiments/{name}.py"
             expected = truth[base][int(index.rstrip("]"))] if index else truth[base]
-            assert json.loads(attrs["data-value"]) == expected, f"{path.relative_to(site)}: {key}"
+            shown_value, bound = json.loads(attrs["data-value"]), _bound_of(attrs.get("data-bound"), index)
+            if text is not None:  # the reader's text, from the value printed here
+                words = strings[by_tag.get(attrs.get("_lang"), next(iter(strings)))]
+                assert show(expected, attrs.get("data-format"), words, bound, "data-tiny" in attrs) == text.strip(), \
+                    f"{where}: shows {text!r}"
+                continue
+            tolerance = frozen.tolerance_of(base.removeprefix(name + "."), report.get("tolerance") or {})
+            if bound is not None and isinstance(bound[0], str):  # shown as its bound: the digits are noise
+                xs = expected if isinstance(expected, list) else [expected]
+                assert all(x < bound[1] if bound[0] == "<" else x > bound[1] for x in xs), f"{where}: {expected}"
+            elif isinstance(bound, list):
+                assert frozen._close([x for x, b in zip(shown_value, bound, strict=True) if b is None],
+                                     [x for x, b in zip(expected, bound, strict=True) if b is None], tolerance), where
+            else:
+                assert frozen._close(shown_value, expected, tolerance), f"{where}: {shown_value} != {expected}"
             compared += 1
     assert compared, f"no page shows a value of {name}"
 

@@ -75,6 +75,9 @@ FIELDS = {
                                            f"verified: {p!r}"),
     # an entry no page marks (a marked one would no longer match its page): the glossary page shows it
     "glossary term": lambda r, p: _edit(r, "content/glossary.yaml", "en: spread", f"en: {p!r}"),
+    # a marked term's counterpart in the other language, in its tip (the en page names its entry by key)
+    "glossary counterpart": lambda r, p: [_edit(r, "content/en/page.md", "[mean]{.term}", "[mean]{.term key=mean}"),
+                                          _edit(r, "content/glossary.yaml", "en: mean", f"en: {p!r}")],
     "claim id": lambda r, p: _edit(r, "experiments/tiny.py", 'Claim(id="spread"', f"Claim(id={p!r}"),
     "claim text": lambda r, p: _edit(r, "experiments/tiny.py", '"en": "the spread is near 1"', f'"en": {p!r}'),
     "value id": lambda r, p: _edit(r, "experiments/tiny.py", '"odd": seed % 2,', f'"odd": seed % 2, {p!r}: 1,'),

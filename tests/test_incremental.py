@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, edit, make_book, run_build, snapshot
+from conftest import ROOT, build_here, edit, make_book, run_build, snapshot
 
 
 def build(root, out, *args):
@@ -91,3 +91,13 @@ def test_a_cached_build_imports_neither_numpy_nor_matplotlib(book, tmp_path):
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "lessonkit.markdown.parser" in imported  # the edited page was rendered …
     assert not {"numpy", "matplotlib"} & imported  # … without loading the heavy libraries
+
+
+@pytest.mark.slow
+def test_an_edit_of_site_yaml_renders_every_page_again(tiny):
+    """site.yaml is read by every page (the course's title in its header), also where no neighbour's link
+    changes: a one-page course."""
+    build_here(tiny, seeds=2)
+    edit(tiny, "content/site.yaml", "zh: 小课", "zh: 新课")
+    result, _ = build_here(tiny, seeds=2)
+    assert result["rendered"] and "新课" in (tiny / "site" / "zh" / "page.html").read_text("utf-8")

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (name, file, text there, what replaces it, test files that should fail)
 MUTATIONS = [
-    ("an unescaped attribute", "lessonkit/markdown/plugins/spans.py",
+    ("an unescaped glossary counterpart", "lessonkit/markdown/plugins/spans.py",
      "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{escape(entry[lang])}</span>'",
      "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{entry[lang]}</span>'", ["tests/test_escaping.py"]),
     ("a value with no mark", "lessonkit/measure/shown.py",
@@ -37,7 +37,7 @@ MUTATIONS = [
      ["tests/test_site_browser.py"]),
     ("a layout shift (figure without its size)", "lessonkit/markdown/plugins/blocks.py",
      'width="{width}" height="{height}" ', "", ["tests/test_site_browser.py"]),
-    ("a stale page after a glossary edit", "lessonkit/markdown/stage.py",
+    ("a stale page after a site.yaml edit", "lessonkit/markdown/stage.py",
      "content / \"site.yaml\", engine / \"lessonkit\",", "engine / \"lessonkit\",",
      ["tests/test_incremental.py", "tests/test_pipeline.py"]),
     ("a dropped translation paragraph passes", "lessonkit/markdown/crosscheck.py",

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Plant defects of the kinds earlier reviews found, one at a time, and see the tests fail on each.
 
-    .venv/bin/python bench/mutations.py [--rev REV] [--only NAME ...] [--list]
+    .venv/bin/python bench/mutations.py [--rev REV] [--pick COMMIT ...] [--only NAME ...] [--list]
 
 Each defect is one textual change to one file of a clean copy of the repository at REV (default HEAD;
-never this checkout). The tests that run are the files named with the defect, which `make test` runs
-too, so a defect they catch is one `make test` catches. A defect is caught when pytest exits non-zero;
+never this checkout), with the --pick commits applied on top (a fix that REV needs on this machine).
+The tests that run are the files named with the defect, which `make test` runs too, so a defect they
+catch is one `make test` catches. Each set of files first runs on the clean copy, which must pass; a
+defect is caught when a test then fails (pytest's exit status 1; an error of collection is not a catch).
 "n/a" means the code it changes is not there at REV. The table is printed as it goes, then again whole.
 """
 
@@ -67,12 +69,22 @@ MUTATIONS = [
 ]
 
 
-def run(rev: str, only: list[str]) -> list[tuple[str, str, float]]:
-    rows = []
+def _pytest(copy: Path, tests: list[str]) -> tuple[int, float]:
+    start = time.perf_counter()
+    result = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x", "-n", "auto",
+                             "-p", "no:cacheprovider", *tests], cwd=copy, capture_output=True, text=True)
+    return result.returncode, time.perf_counter() - start
+
+
+def run(rev: str, picks: list[str], only: list[str]) -> list[tuple[str, str, float]]:
+    rows, clean = [], {}
     with tempfile.TemporaryDirectory(prefix="lessonkit-mutations-") as tmp:
         copy = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(copy)], check=True)
         subprocess.run(["git", "-C", str(copy), "checkout", "-q", rev], check=True)
+        for commit in picks:
+            subprocess.run(["git", "-C", str(copy), "-c", "user.name=m", "-c", "user.email=m@localhost",
+                            "cherry-pick", "-q", commit], check=True)
         os.symlink(ROOT / ".venv", copy / ".venv")  # the same interpreter and packages
         for name, rel, old, new, tests in MUTATIONS:
             if only and not any(o in name for o in only):
@@ -85,12 +97,15 @@ def run(rev: str, only: list[str]) -> list[tuple[str, str, float]]:
                 rows.append((name, "n/a", 0.0))
                 print(f"{name:48} n/a", flush=True)
                 continue
+            if tuple(tests) not in clean:  # the same tests without the defect: they must pass
+                clean[tuple(tests)] = _pytest(copy, tests)[0]
+            if clean[tuple(tests)] != 0:
+                rows.append((name, "fails clean", 0.0))
+                print(f"{name:48} fails clean (exit {clean[tuple(tests)]})", flush=True)
+                continue
             path.write_text(text.replace(old, new), "utf-8")
-            start = time.perf_counter()
-            result = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x", "-n", "auto",
-                                     "-p", "no:cacheprovider", *tests], cwd=copy, capture_output=True, text=True)
-            seconds = time.perf_counter() - start
-            verdict = "caught" if result.returncode not in (0, 5) else "MISSED"
+            code, seconds = _pytest(copy, tests)
+            verdict = {0: "MISSED", 1: "caught"}.get(code, f"exit {code}")
             rows.append((name, verdict, seconds))
             print(f"{name:48} {verdict:7} {seconds:6.0f} s  ({' '.join(tests)})", flush=True)
     return rows
@@ -99,6 +114,7 @@ def run(rev: str, only: list[str]) -> list[tuple[str, str, float]]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rev", default="HEAD", help="the commit to plant the defects in (default HEAD)")
+    p.add_argument("--pick", nargs="+", default=[], metavar="COMMIT", help="commits to apply on top of REV")
     p.add_argument("--only", nargs="+", default=[], metavar="WORD", help="only the defects whose name has WORD")
     p.add_argument("--list", action="store_true", help="list the defects and stop")
     args = p.parse_args(argv)
@@ -108,14 +124,15 @@ def main(argv=None) -> int:
         return 0
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.rev], capture_output=True, text=True,
                          check=True).stdout.strip()
-    print(f"defects planted one at a time in {rev}:")
-    rows = run(rev, args.only)
+    print(f"defects planted one at a time in {rev}" + (f" + {' '.join(args.pick)}" if args.pick else "") + ":")
+    rows = run(rev, args.pick, args.only)
     caught = sum(v == "caught" for _, v, _ in rows)
-    print(f"\n{caught} of {sum(v != 'n/a' for _, v, _ in rows)} caught at {rev} "
-          f"({sum(v == 'n/a' for _, v, _ in rows)} not applicable there)")
+    print(f"\n{caught} of {sum(v not in ('n/a', 'fails clean') for _, v, _ in rows)} caught at {rev} "
+          f"({sum(v == 'n/a' for _, v, _ in rows)} not applicable there, "
+          f"{sum(v == 'fails clean' for _, v, _ in rows)} whose tests fail without the defect)")
     for name, verdict, seconds in rows:
         print(f"| {name} | {verdict} | {seconds:.0f} s |")
-    return 0 if all(v != "MISSED" for _, v, _ in rows) else 1
+    return 0 if all(v in ("caught", "n/a") for _, v, _ in rows) else 1
 
 
 if __name__ == "__main__":

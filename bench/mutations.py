@@ -84,7 +84,7 @@ def run(rev: str, picks: list[str], only: list[str]) -> list[tuple[str, str, flo
         subprocess.run(["git", "-C", str(copy), "checkout", "-q", rev], check=True)
         for commit in picks:
             subprocess.run(["git", "-C", str(copy), "-c", "user.name=m", "-c", "user.email=m@localhost",
-                            "cherry-pick", "-q", commit], check=True)
+                            "cherry-pick", commit], check=True, capture_output=True)
         os.symlink(ROOT / ".venv", copy / ".venv")  # the same interpreter and packages
         for name, rel, old, new, tests in MUTATIONS:
             if only and not any(o in name for o in only):

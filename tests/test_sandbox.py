@@ -234,6 +234,35 @@ def test_strict_refuses_unisolated_author_code_on_every_path(tmp_path, monkeypat
     assert not list((root / ".cache" / "experiments").glob("*/*")), "the preview ran an experiment unisolated"
 
 
+
+def test_a_warning_already_printed_does_not_let_a_strict_run_through(monkeypatch):
+    """The preview builds many times in one process: once it warned, --strict must still refuse."""
+    from lessonkit.errors import BuildError
+
+    _without_bubblewrap(monkeypatch)
+    monkeypatch.setattr(sandbox, "_said", [])
+    said = []
+    sandbox.check(said.append, required=False)
+    sandbox.check(said.append, required=False)
+    assert len(said) == 1 and "without isolation" in said[0]
+    with pytest.raises(BuildError, match="which --strict refuses"):
+        sandbox.check(said.append, required=True)
+
+
+def test_a_strict_job_refuses_to_run_where_its_worker_cannot_isolate_it(tmp_path, monkeypatch):
+    """--strict is checked where a job runs (a Dask worker may lack bubblewrap), before any of its code runs."""
+    from lessonkit.measure import experiments
+
+    marker = tmp_path / "ran"
+    sources = {"x.py": f"open({str(marker)!r}, 'w').close()\n", "runner.py": experiments.RUNNER.read_text("utf-8"),
+               "criteria.py": experiments.CRITERIA.read_text("utf-8"),
+               "harness.py": (ROOT / "lessonkit" / "harness.py").read_text("utf-8")}
+    _without_bubblewrap(monkeypatch)
+    result = experiments.run_job(experiments.Job("x", "x.py", sources, [0], 10.0, {}, False, True))
+    assert result["failure"] and "which --strict refuses" in result["failure"]["message"] and not marker.exists()
+    assert result["failure"]["seed"] == 0 and not result["reports"]
+
+
 EVIL_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100pt" '
             b'height="50pt" onload="alert(1)"><script>alert(2)</script><style>@import url(https://x.test/a.css);'
             b'</style><image href="https://x.test/p.png" width="5" height="5"/><a xlink:href="javascript:alert(3)">'

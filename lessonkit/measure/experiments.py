@@ -69,6 +69,7 @@ class Job:
     timeout: float
     env: dict = field(default_factory=dict)
     twin: bool = False  # its last seed is the course seed run again, to compare with its first run
+    isolated_only: bool = False  # --strict: where it runs (a Dask worker too) must isolate it, or it does not run
 
 
 # `import a, b` and `from a import x` at the start of a line (regex, not ast: it runs on every build).
@@ -154,6 +155,10 @@ def run_job(job: Job) -> dict:
 
     Self-contained (with sandbox.py): it runs on a Dask worker as well as here.
     """
+    if job.isolated_only and not sandbox.isolated():  # checked where the job runs, not only where it was made
+        return {"reports": [], "log": "", "isolated": False, "failure": {
+            "message": "the worker it ran on cannot isolate author code (no working bubblewrap there), which "
+                       "--strict refuses; nothing of it ran", "seed": job.seeds[0]}}
     work = sandbox.scratch(job.name)
     try:
         for name, text in job.sources.items():
@@ -383,7 +388,8 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             what = "verifying" if checking and len(checking) == len(missing) else "running"
             progress(f"{what} {report.path} ({shown})")
         for chunk, twin in _jobs(missing, report.seeds, again, workers):
-            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env(), twin)))
+            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env(), twin,
+                                     required)))
         due[report.name] = (set(missing), again)
     futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
     # Runs again, compared once every job is in: (report, seed, report data, the seeds before it in its job). The

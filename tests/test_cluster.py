@@ -142,7 +142,13 @@ def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_w
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     victim = psutil.Process(cluster.workers[0].pid)
     deadline = time.monotonic() + 60
-    while not any("runner.py" in " ".join(c.cmdline()) for c in victim.children(recursive=True)):
+    def cmdline(child) -> str:  # (a child may end, or be a zombie, between the listing and the read)
+        try:
+            return " ".join(child.cmdline())
+        except psutil.Error:
+            return ""
+
+    while not any("runner.py" in cmdline(c) for c in victim.children(recursive=True)):
         assert time.monotonic() < deadline, "the worker never started a run"
         time.sleep(0.05)
     victim.kill()  # kill by PID, mid-run

@@ -422,6 +422,14 @@ def make_book(root: Path, pages: int = 4) -> Path:
     return append_to_page(course, "p000", EXERCISE)
 
 
+def parse_bound(attr: str | None):
+    """data-bound as numbers.show takes it: [op, limit], a list of those (None: shown as digits), or None."""
+    if not attr:
+        return None
+    bound = json.loads(attr) if attr.startswith("[") else attr
+    return [b and [b[0], float(b[1:])] for b in bound] if isinstance(bound, list) else [bound[0], float(bound[1:])]
+
+
 def moved_texts(site: Path, root: Path) -> list[str]:
     """Every shown value of a site whose text changes when its floats move as another machine's would."""
     from lessonkit import checks
@@ -437,11 +445,7 @@ def moved_texts(site: Path, root: Path) -> list[str]:
         for attrs, text in scan.values:
             words = strings[by_tag.get(attrs["_lang"], next(iter(strings)))]
             value, spec = json.loads(attrs["data-value"]), attrs.get("data-format")
-            bound = attrs.get("data-bound")
-            if bound:
-                bound = json.loads(bound) if bound.startswith("[") else bound
-                bound = [b and [b[0], float(b[1:])] for b in bound] if isinstance(bound, list) else \
-                    [bound[0], float(bound[1:])]
+            bound = parse_bound(attrs.get("data-bound"))
             seen += 1
             tiny = "data-tiny" in attrs
             if show(value, spec, words, bound, tiny) != text.strip():

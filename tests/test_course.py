@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 import yaml
-from conftest import ROOT, measured, moved_texts, run_build
+from conftest import ROOT, measured, moved_texts, parse_bound, run_build
 
 CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
 EXPERIMENTS = CONFIG.get("experiments", [])
@@ -192,15 +192,11 @@ def check_page_parity(site, page: str) -> None:
 
 
 def _bound_of(attr: str | None, index: str):
-    """The [op, limit] a value (or this element of a list value) is shown as, from data-bound; None: digits."""
-    if not attr:
-        return None
-    bound = json.loads(attr) if attr.startswith("[") else attr
-    if isinstance(bound, list):
-        bound = bound[int(index.rstrip("]"))] if index else bound
-        return [[b[0], float(b[1:])] if b else None for b in bound] if isinstance(bound, list) else \
-            (bound and [bound[0], float(bound[1:])])
-    return [bound[0], float(bound[1:])]
+    """The bound a value (or this element of a list value) is shown as; None: digits."""
+    bound = parse_bound(attr)
+    if index and isinstance(bound, list) and not isinstance(bound[0], str):
+        return bound[int(index.rstrip("]"))]
+    return bound
 
 
 def check_shown_values(name: str, site, root=ROOT) -> None:

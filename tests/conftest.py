@@ -80,6 +80,17 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def kitchen_site(tmp_path_factory) -> Path:
+    """The kitchen-sink course (tests/kitchen.py), built once for the session with its search index."""
+    import kitchen
+
+    root = kitchen.make(tmp_path_factory.mktemp("kitchen") / "course")
+    result = run_build("--out", root / "site", root=root)
+    assert result.returncode == 0, result.stderr
+    return root / "site"
+
+
 @pytest.fixture
 def course(tmp_path, site) -> Path:
     """A scratch copy of the course to break on purpose. It depends on `site` so that the
@@ -121,7 +132,7 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": CHROMIUM_ARGS}
 
 
-# --- counters for the browser checks of every page (tests/test_site_browser.py) ---------------------
+# --- counters for the browser checks of every page (tests/test_site_browser.py, test_course_browser.py) ----
 
 SITE_CHECKS: dict = {"pages": set(), "values": 0, "claims": set(), "budgets": {}}
 
@@ -133,9 +144,10 @@ def site_checks() -> dict:
 
 
 # Markers, from what a test uses: `make quick` runs the rest (the engine on fixture courses) after every edit.
-BROWSER_FIXTURES = {"page", "browser", "context", "server_page"}
+BROWSER_FIXTURES = {"page", "browser", "context", "server_page", "kitchen_site"}
 COURSE_FIXTURES = {"site", "course", "server", "site_checks"}
-COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py", "test_site_browser.py"}
+COURSE_FILES = {"test_course.py", "test_audit.py", "test_experiments.py", "test_experiments_ch3.py",
+                "test_course_browser.py"}
 SLOW_FILES = {"test_escaping.py", "test_fuzz.py", "test_machines.py", "test_cluster.py"}
 
 

@@ -201,7 +201,7 @@ def test_tables_scroll_in_their_own_box():
 
 def test_code_is_highlighted_at_build_time():
     html, _ = render("```python\nself.num_layers = 8\n```\n")
-    assert '<pre class="code"><code class="language-python">' in html and '<span class="mi">8</span>' in html
+    assert '<pre class="code" tabindex="0"><code class="language-python">' in html and '<span class="mi">8</span>' in html
 
 
 def test_chinese_closing_punctuation_stays_with_the_math_or_number_before_it():

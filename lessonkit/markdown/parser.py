@@ -174,7 +174,8 @@ def _highlight(code: str, lang: str, attrs) -> str:
         from pygments import highlight
 
         body = highlight(code, _lexer(lang), _formatter())
-        return f'<pre class="code"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
+        # A long line scrolls inside the block, which a keyboard reader reaches by focus (as a wide table).
+        return f'<pre class="code" tabindex="0"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
 
     return HIGHLIGHTED.get(f"{lang}\0{code}", make)
 

@@ -72,6 +72,7 @@ def first_per_language(rels: list[str]) -> list[str]:
 
 
 TERM_PAGES = first_per_language(NAMED["terms"])
+FIGURE_PAGES = first_per_language(NAMED["figures"])
 
 
 def test_every_page_in_a_language_has_a_language_switch(site):
@@ -235,6 +236,23 @@ def test_every_figure_image_is_loaded(tabs, rel):
     broken = [src for src, done, width, _ in images if not (done and width > 0)]
     assert broken == [], f"images not loaded: {broken}"
     assert all(alt.strip() for *_, alt in images), f"an image without alt text: {images}"
+    # Its box is reserved before it loads (width and height attributes), so the text does not move when it does
+    # (on a loopback server it loads before the first paint, and no layout shift can be seen).
+    unsized = page.eval_on_selector_all("main img", "els => els.filter(e => !(e.getAttribute('width') > 0 && "
+                                        "e.getAttribute('height') > 0)).map(e => e.currentSrc)")
+    assert unsized == [], f"images without their size: {unsized}"
+
+
+@pytest.mark.parametrize("rel", FIGURE_PAGES)
+def test_a_figure_fits_a_phone_whole(tabs, rel):
+    """A figure scales to the column at 375 px; its box scrolls only what cannot shrink, so a figure wider than
+    the screen is clipped with no sign of it, which the page's own width does not show."""
+    page = tabs("phone").visit(rel)
+    wide = page.eval_on_selector_all("main figure img", """els => els.map(e => [e.currentSrc,
+        e.getBoundingClientRect().left, e.getBoundingClientRect().right])
+        .filter(([, left, right]) => left < 0 || right > innerWidth)""")
+    assert page.locator("main figure img").count(), f"{rel}: no figure"
+    assert wide == [], f"figures wider than a {PHONE['width']} px screen: {wide}"
 
 
 NUMBER = re.compile(r"^([-−]?\d+(?:\.\d+)?)(%?)(?:\s*×\s*10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?$")

@@ -13,101 +13,14 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from lessonkit.errors import BuildError
+from lessonkit.markup import PageScan, scan
 from lessonkit.measure.claims import split_index, sweep_values, uses_sweep
 from lessonkit.numbers import E_NOTATION, FormatError, raw, show, variants
 from lessonkit.write.staging import MANIFEST
-
-
-@dataclass
-class PageScan:
-    lang: str = ""
-    ids: list = field(default_factory=list)
-    headings: list = field(default_factory=list)  # ids of h2/h3 in order
-    refs: list = field(default_factory=list)  # (tag, attr, url, rel, classes)
-    values: list = field(default_factory=list)  # (attributes of the value element, shown text)
-    rows: list = field(default_factory=list)  # (attributes, text) of each verification-summary row
-    figures: list = field(default_factory=list)
-    images_without_alt: int = 0
-    claims: set = field(default_factory=set)
-    audits: list = field(default_factory=list)
-
-
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class _Scanner(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.scan = PageScan()
-        self._value = None  # [attributes, text] while inside a value's number
-        self._depth = 0
-        self._row = None  # [attributes, text] while inside a summary row
-        self._langs: list = []  # (tag, lang or None) of the open elements: a value's language is its nearest
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag not in _VOID:
-            self._langs.append((tag, a.get("lang")))
-        if tag == "html":
-            self.scan.lang = a.get("lang", "")
-        if "id" in a:
-            self.scan.ids.append(a["id"])
-            if tag in ("h2", "h3"):
-                self.scan.headings.append(a["id"])
-        for attr in ("href", "src"):
-            if attr in a and a[attr] is not None:
-                self.scan.refs.append((tag, attr, a[attr], a.get("rel") or "", a.get("class") or ""))
-        if tag == "img" and not (a.get("alt") or "").strip():
-            self.scan.images_without_alt += 1
-        if "data-figure" in a:
-            self.scan.figures.append(a["data-figure"])
-        if "data-claim" in a:
-            self.scan.claims.update(a["data-claim"].split())
-            if tag == "tr":
-                self._row = [a, ""]
-        if "data-audit" in a and tag == "span":
-            self.scan.audits.append(a["data-audit"])
-        if "data-key" in a:
-            a["_lang"] = next((lang for _, lang in reversed(self._langs) if lang), self.scan.lang)
-            self._value = [a, None]
-        elif self._value is not None and "num" in (a.get("class") or "").split():
-            self._value[1] = ""
-            self._depth = 1
-        elif self._depth:
-            self._depth += 1
-
-    def handle_endtag(self, tag):
-        for i in range(len(self._langs) - 1, -1, -1):
-            if self._langs[i][0] == tag:
-                del self._langs[i:]
-                break
-        if tag == "tr" and self._row is not None:  # rows hold no tables: the next </tr> is theirs
-            self.scan.rows.append(tuple(self._row))
-            self._row = None
-        if self._depth:
-            self._depth -= 1
-            if self._depth == 0 and self._value is not None:
-                self.scan.values.append(tuple(self._value))
-                self._value = None
-
-    def handle_data(self, data):
-        if self._depth and self._value is not None:
-            self._value[1] += data
-        if self._row is not None:
-            self._row[1] += data
-
-
-def scan(html: str) -> PageScan:
-    s = _Scanner()
-    s.feed(html)
-    s.close()
-    return s.scan
 
 
 def visible_numbers(site: Path) -> dict[str, str]:
@@ -118,8 +31,8 @@ def visible_numbers(site: Path) -> dict[str, str]:
     for path in sorted(site.rglob("*.html")):
         rel = path.relative_to(site).as_posix()
         page = scan(path.read_text("utf-8"))
-        for i, (attrs, text) in enumerate(page.values):
-            out[f"{rel} {attrs['data-key']} #{i}"] = " ".join((text or "").split())
+        for i, shown in enumerate(page.values):
+            out[f"{rel} {shown.key} #{i}"] = " ".join(shown.text.split())
         for attrs, text in page.rows:
             out[f"{rel} row {attrs['data-claim']}"] = " ".join(text.split())
     return out
@@ -251,9 +164,9 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str)
 def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
     out = []
     by_tag = {strings[lang]["tag"]: lang for lang in strings}
-    for attrs, text in s.values:
-        lang = by_tag.get(attrs.get("_lang"), by_tag.get(s.lang, next(iter(strings))))
-        key, shown_raw, fmt = attrs["data-key"], attrs.get("data-value"), attrs.get("data-format")
+    for shown in s.values:
+        lang = by_tag.get(shown.lang, by_tag.get(s.lang, next(iter(strings))))
+        key, shown_raw, fmt = shown.key, shown.value, shown.format
         try:
             value = m.value(key)
         except BuildError:
@@ -261,7 +174,7 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
             continue
         if shown_raw != raw(value):
             out.append(f"{rel}: value {key}: data-value {shown_raw} but measured {raw(value)}")
-        text = (text or "").strip()
+        text = shown.text.strip()
         if E_NOTATION.search(text):
             out.append(f"{rel}: value {key}: shows e-notation {text!r}")
         base = split_index(key)[0]
@@ -279,10 +192,10 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
         if moved is not None:
             out.append(f"{rel}: value {key}: shows {expected!r}, but {raw(moved)} (the same value as another "
                        f"machine may compute it) would show {show(moved, fmt, strings[lang], bound, tiny)!r}")
-        if "data-min" in attrs or "data-max" in attrs:
+        if shown.low is not None or shown.high is not None:
             span = m.ranges.get(key)
-            if span is None or (attrs.get("data-min"), attrs.get("data-max")) != (raw(span[0]), raw(span[1])):
-                out.append(f"{rel}: value {key}: range {attrs.get('data-min')}..{attrs.get('data-max')} is not the "
+            if span is None or (shown.low, shown.high) != (raw(span[0]), raw(span[1])):
+                out.append(f"{rel}: value {key}: range {shown.low}..{shown.high} is not the "
                            f"range over the seeds ({span and raw(span[0])}..{span and raw(span[1])})")
             for end in span or ():
                 if any(show(v, fmt, strings[lang], None, tiny) != show(end, fmt, strings[lang], None, tiny)
@@ -299,12 +212,12 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
     out, failed = [], set()
     for key in sorted(s.claims - set(m.claims)):
         out.append(f"{rel}: claim {key!r} is not a claim of any experiment")
-    for attrs, _ in s.values:
-        key = attrs["data-key"]
+    for value in s.values:
+        key = value.key
         try:
-            shown = json.loads(attrs.get("data-value") or "")
+            shown = value.number()
         except ValueError:
-            out.append(f"{rel}: value {key}: data-value {attrs.get('data-value')!r} is not a number")
+            out.append(f"{rel}: value {key}: data-value {value.value!r} is not a number")
             continue
         name, _, vid = key.partition(".")
         for claim in (m.claims[c] for c in sorted(s.claims & set(m.claims)) if c.startswith(name + ".")):
@@ -320,7 +233,7 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
                 ok, why = False, f"{type(exc).__name__}: {exc}"
             if not ok:
                 failed.add((claim.key, key))
-                out.append(f"{rel}: claim {claim.key} does not hold for {key} = {attrs.get('data-value')} as shown "
+                out.append(f"{rel}: claim {claim.key} does not hold for {key} = {value.value} as shown "
                            f"on this page ({why})")
     for attrs, _ in s.rows:
         claim = m.claims.get(attrs["data-claim"])
@@ -354,7 +267,7 @@ def _check_parity(manifest: dict, scans: dict) -> list[str]:
                 diff = next((f"{x!r} vs {y!r}" for x, y in zip(a.headings, b.headings, strict=False) if x != y),
                             f"{len(a.headings)} vs {len(b.headings)} headings")
                 out.append(f"{where}: heading ids differ ({diff})")
-            ka, kb = {v[0]["data-key"] for v in a.values}, {v[0]["data-key"] for v in b.values}
+            ka, kb = {v.key for v in a.values}, {v.key for v in b.values}
             if ka != kb:
                 out.append(f"{where}: value keys differ ({', '.join(sorted(ka ^ kb))})")
             if a.figures != b.figures:

@@ -434,17 +434,9 @@ def make_book(root: Path, pages: int = 4) -> Path:
     return append_to_page(course, "p000", EXERCISE)
 
 
-def parse_bound(attr: str | None):
-    """data-bound as numbers.show takes it: [op, limit], a list of those (None: shown as digits), or None."""
-    if not attr:
-        return None
-    bound = json.loads(attr) if attr.startswith("[") else attr
-    return [b and [b[0], float(b[1:])] for b in bound] if isinstance(bound, list) else [bound[0], float(bound[1:])]
-
-
 def moved_texts(site: Path, root: Path) -> list[str]:
     """Every shown value of a site whose text changes when its floats move as another machine's would."""
-    from lessonkit import checks
+    from lessonkit import markup
     from lessonkit.load.strings import load_strings
     from lessonkit.numbers import show, variants
 
@@ -453,18 +445,15 @@ def moved_texts(site: Path, root: Path) -> list[str]:
     by_tag = {strings[lang]["tag"]: lang for lang in strings}
     out, seen = [], 0
     for path in sorted(site.rglob("*.html")):
-        scan = checks.scan(path.read_text("utf-8"))
-        for attrs, text in scan.values:
-            words = strings[by_tag.get(attrs["_lang"], next(iter(strings)))]
-            value, spec = json.loads(attrs["data-value"]), attrs.get("data-format")
-            bound = parse_bound(attrs.get("data-bound"))
+        for shown in markup.scan(path.read_text("utf-8")).values:
+            words = strings[by_tag.get(shown.lang, next(iter(strings)))]
+            value, spec, bound, tiny = shown.number(), shown.format, shown.parsed_bound(), shown.tiny
             seen += 1
-            tiny = "data-tiny" in attrs
-            if show(value, spec, words, bound, tiny) != text.strip():
-                out.append(f"{path.name} {attrs['data-key']}: the page's attributes do not give {text!r}")
+            if show(value, spec, words, bound, tiny) != shown.text.strip():
+                out.append(f"{path.name} {shown.key}: the page's attributes do not give {shown.text!r}")
             for moved in variants(value, tiny):
-                if show(moved, spec, words, bound, tiny) != text.strip():
-                    out.append(f"{path.relative_to(site)} {attrs['data-key']}: {text!r} becomes "
+                if show(moved, spec, words, bound, tiny) != shown.text.strip():
+                    out.append(f"{path.relative_to(site)} {shown.key}: {shown.text!r} becomes "
                                f"{show(moved, spec, words, bound, tiny)!r} at {moved!r}")
     assert seen, "no shown value was found"
     return out

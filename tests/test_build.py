@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import TINY_EXPERIMENT, TINY_PAGES, make_course, measured, run_build, with_figure
 
-VALUE = re.compile(r'<span class="value" data-key="([^"]+)" data-value="([^"]+)"')
+from lessonkit import markup
+
 BASE_URL = "https://example.org/course/"
 
 EXPERIMENT = TINY_EXPERIMENT.replace('''          shows=("mean",)),
@@ -29,7 +30,7 @@ EXERCISE = {
 
 
 def shown_values(html: str) -> dict:
-    return dict(VALUE.findall(html))
+    return {shown.key: shown.value for shown in markup.scan(html).values}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,9 @@ from html.parser import HTMLParser
 
 import pytest
 import yaml
-from conftest import ROOT, measured, moved_texts, parse_bound, run_build
+from conftest import ROOT, measured, moved_texts, run_build
+
+from lessonkit import markup
 
 CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
 EXPERIMENTS = CONFIG.get("experiments", [])
@@ -178,7 +180,7 @@ def check_page_parity(site, page: str) -> None:
         return [attrs["id"] for tag, attrs in tags(html) if tag in ("h2", "h3") and "id" in attrs]
 
     def keys(html):
-        return sorted({attrs["data-key"] for tag, attrs in tags(html) if "data-key" in attrs})
+        return sorted({shown.key for shown in markup.scan(html).values})
 
     def statuses(html):
         return [(mark["data-audit"], mark.get("data-claim", "")) for mark in audit_marks(html)]
@@ -191,9 +193,9 @@ def check_page_parity(site, page: str) -> None:
         assert statuses(html) == statuses(source), f"{lang}/{page}: audit statuses differ from {SOURCE}"
 
 
-def _bound_of(attr: str | None, index: str):
+def _bound_of(shown, index: str):
     """The bound a value (or this element of a list value) is shown as; None: digits."""
-    bound = parse_bound(attr)
+    bound = shown.parsed_bound()
     if index and isinstance(bound, list) and not isinstance(bound[0], str):
         return bound[int(index.rstrip("]"))]
     return bound
@@ -203,7 +205,6 @@ def check_shown_values(name: str, site, root=ROOT) -> None:
     """Every value a page shows is what experiments/NAME.py prints when run here on the course seed: its text
     exactly, and its data-value within the tolerance that --frozen-only's verification allows (the page holds
     the frozen run, made on another machine's kernels); a value shown as a bound holds that bound here."""
-    from lessonkit import checks
     from lessonkit.load.strings import load_strings
     from lessonkit.measure import frozen
     from lessonkit.numbers import show
@@ -219,22 +220,19 @@ def check_shown_values(name: str, site, root=ROOT) -> None:
     compared = 0
     for path in sorted(site.rglob("*.html")):
         html = path.read_text("utf-8")
-        for attrs, text in [*checks.scan(html).values, *((a, None) for _, a in tags(html))]:
-            key = attrs.get("data-key", "")
-            if not key.startswith(name + ".") or "data-value" not in attrs:
-                continue
-            if key.removeprefix(name + ".") in BUILT_KEYS:
+        for shown in markup.scan(html).values:
+            key = shown.key
+            if not key.startswith(name + ".") or key.removeprefix(name + ".") in BUILT_KEYS:
                 continue
             base, _, index = key.partition("[")
             where = f"{path.relative_to(site)}: {key}"
             assert base in truth, f"{where} is not printed by experiments/{name}.py"
             expected = truth[base][int(index.rstrip("]"))] if index else truth[base]
-            shown_value, bound = json.loads(attrs["data-value"]), _bound_of(attrs.get("data-bound"), index)
-            if text is not None:  # the reader's text, from the value printed here
-                words = strings[by_tag.get(attrs.get("_lang"), next(iter(strings)))]
-                assert show(expected, attrs.get("data-format"), words, bound, "data-tiny" in attrs) == text.strip(), \
-                    f"{where}: shows {text!r}"
-                continue
+            shown_value, bound = shown.number(), _bound_of(shown, index)
+            # The reader's text, from the value printed here.
+            words = strings[by_tag.get(shown.lang, next(iter(strings)))]
+            assert show(expected, shown.format, words, bound, shown.tiny) == shown.text.strip(), \
+                f"{where}: shows {shown.text!r}"
             tolerance = frozen.tolerance_of(base.removeprefix(name + "."), report.get("tolerance") or {})
             if bound is not None and isinstance(bound[0], str):  # shown as its bound: the digits are noise
                 xs = expected if isinstance(expected, list) else [expected]

@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build
 
-from lessonkit import checks
+from lessonkit import checks, markup
 from lessonkit.measure.claims import Measurements
 from lessonkit.measure.provenance import parameters
 
@@ -74,7 +74,7 @@ def test_declared_noise_shows_as_bounds_whole_list_or_element_and_a_tiny_measure
     result = build(root)
     assert result.returncode == 0, result.stdout + result.stderr
     html = (root / "site" / "en" / "page.html").read_text("utf-8")
-    shown = {key: text for key, text in re.findall(r'data-key="(tiny\.[a-z_]+(?:\[\d\])?)"[^>]*>.*?>([^<]+)<', html)}
+    shown = {value.key: value.text for value in markup.scan(html).values}
     assert shown["tiny.fd_errors"] == "2.5 × 10⁻⁴, below 10⁻¹²"
     assert shown["tiny.diffs"] == "all below 10⁻¹²" and shown["tiny.diffs[1]"] == "below 10⁻¹²"
     assert shown["tiny.vanished"] == "3.2 × 10⁻²⁰"  # the course seed's value, digits kept
@@ -96,10 +96,8 @@ def test_the_check_plays_another_machine_on_every_shown_value():
     m = Measurements(values={"e.ratio": 0.125, "e.safe": 0.1251})
     strings = {"en": {"tag": "en", "list_sep": ", ", "bound_below": "below {}", "bound_above": "more than {}",
                       "bound_all_below": "all below {}", "bound_all_above": "all more than {}"}}
-    scan = checks.PageScan(lang="en", values=[({"data-key": "e.ratio", "data-value": "0.125", "data-format": ".2f",
-                                                "_lang": "en"}, "0.12"),
-                                               ({"data-key": "e.safe", "data-value": "0.1251", "data-format": ".2f",
-                                                 "_lang": "en"}, "0.13")])
+    scan = markup.PageScan(lang="en", values=[markup.Shown("e.ratio", "0.125", ".2f", text="0.12", lang="en"),
+                                              markup.Shown("e.safe", "0.1251", ".2f", text="0.13", lang="en")])
     problems = checks._check_values("en/page.html", scan, m, strings)
     assert len(problems) == 1 and "value e.ratio: shows '0.12', but" in problems[0] and "'0.13'" in problems[0]
 

@@ -47,13 +47,13 @@ def test_chinese_text_copies_as_the_page_has_it_not_as_radicals(printed):
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_each_page_prints_with_its_measured_values_and_numbered_notes(printed, lang):
-    from lessonkit import checks
+    from lessonkit import markup
 
     html = (printed / lang / "page.html").read_text("utf-8")
     assert f'href="../pdf/{lang}/page.pdf"' in html and f'href="../pdf/{lang}.pdf"' in html
     import unicodedata
 
-    shown = ["".join(unicodedata.normalize("NFKC", text).split()) for _, text in checks.scan(html).values]
+    shown = ["".join(unicodedata.normalize("NFKC", text).split()) for text in (v.text for v in markup.scan(html).values)]
     assert len(shown) >= 4
     text = text_of(printed / "pdf" / lang / "page.pdf")
     for value in shown:

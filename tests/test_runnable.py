@@ -3,7 +3,6 @@ downloaded into a folder of their own and run with nothing but numpy, print what
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -14,6 +13,8 @@ from pathlib import Path
 import numpy
 import pytest
 from conftest import build_here, make_course
+
+from lessonkit import markup
 
 
 def only_numpy(tmp_path: Path) -> dict:
@@ -40,10 +41,9 @@ def download(site: Path, page: str, into: Path) -> list[str]:
 def shown(site: Path, page: str) -> dict:
     """key -> value of every shown value on a page that is not a bound (a bound's digits are noise)."""
     out = {}
-    for tag in re.findall(r"<[a-z]+ [^>]*data-key=[^>]*>", (site / page).read_text("utf-8")):
-        attrs = {k: html.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
-        if "data-value" in attrs and "data-bound" not in attrs and "[" not in attrs["data-key"]:
-            out[attrs["data-key"]] = json.loads(attrs["data-value"])
+    for value in markup.scan((site / page).read_text("utf-8")).values:
+        if value.bound is None and "[" not in value.key:
+            out[value.key] = value.number()
     return out
 
 

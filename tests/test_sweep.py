@@ -12,6 +12,8 @@ import time
 import pytest
 from conftest import ROOT, TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build
 
+from lessonkit import markup
+
 
 def build(root, *args):
     return run_build("--no-search", "--out", root / "site", *args, root=root)
@@ -120,10 +122,10 @@ def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
     assert result.returncode == 0, result.stderr
     html = (tiny / "site/en/page.html").read_text("utf-8")
     means = [standalone(tiny, seed)["tiny.mean"] for seed in range(5)]
-    row = re.search(r'data-key="tiny.mean" data-value="([^"]+)" data-min="([^"]+)" data-max="([^"]+)"', html)
+    row = next((v for v in markup.scan(html).values if v.key == "tiny.mean" and v.low is not None), None)
     assert row, "the summary's value carries its range"
-    assert json.loads(row.group(1)) == means[0]
-    assert (json.loads(row.group(2)), json.loads(row.group(3))) == (min(means), max(means))
+    assert row.number() == means[0]
+    assert (json.loads(row.low), json.loads(row.high)) == (min(means), max(means))
     # Each end as a value is shown by default (two decimals, or two significant digits below 0.1).
     from lessonkit.numbers import format_number
 
@@ -262,7 +264,7 @@ def test_a_dask_cluster_gives_the_same_values(tmp_path):
     assert "3 experiment run(s)" in result.stdout
 
     def values(root):
-        return re.findall(r'data-key="([^"]+)" data-value="([^"]+)"', (root / "site/en/page.html").read_text())
+        return [(v.key, v.value) for v in markup.scan((root / "site/en/page.html").read_text()).values]
 
     assert values(dask) == values(local) and values(local)
 

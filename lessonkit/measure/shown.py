@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from lessonkit.errors import BuildError
+from lessonkit.markup import Shown
 from lessonkit.names import claim_anchor, experiment_anchor, panel_id
 from lessonkit.numbers import NOISE_FLOOR, FormatError, default_spec, element_bounds, raw, show, unstable
 
@@ -77,18 +78,10 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
 
     value = m.value(key)
     shown = text(m, strings, key, value, spec)
-    attrs = f'data-key="{escape(key)}" data-value="{escape(raw(value))}"'
-    if spec:
-        attrs += f' data-format="{escape(spec)}"'
     bound = m.bound_of(key)
-    if bound is not None:  # "<1e-12"; one per element: ["<1e-12", null, …]
-        attrs += f' data-bound="{escape(bound_attr(bound))}"'
-    if split_index(key)[0] in m.tiny:
-        attrs += ' data-tiny=""'
-    extra = ""
+    extra, low, high = "", None, None
     if spread and key in m.ranges and len(m.seeds) > 1:
         low, high = m.ranges[key]
-        attrs += f' data-min="{escape(raw(low))}" data-max="{escape(raw(high))}"'
         if low == high:
             extra = strings["range_same"].format(n=len(m.seeds))
         else:
@@ -96,9 +89,11 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
             extra = strings["range"].format(range=span, n=len(m.seeds))
         extra = f'<br><small class="range">{escape(extra)}</small>'
     claim, experiment = target(m, key)
+    attrs = Shown(key=key, value=raw(value), format=spec, bound=None if bound is None else bound_attr(bound),
+                  tiny=split_index(key)[0] in m.tiny, low=None if low is None else raw(low),
+                  high=None if high is None else raw(high), claim=claim).attrs()
     # Declarative popovers: they open by click, tap or keyboard, with JavaScript off too.
     if claim:
-        attrs += f' data-claim="{escape(claim)}"'
         number = f'<span class="num">{escape(shown)}</span>'
         if mark:
             number += (f'<button type="button" class="mark" popovertarget="{escape(panel_id(claim_anchor(claim)))}" '
@@ -114,7 +109,7 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
 
 
 def bound_attr(bound) -> str:
-    """A bound as data-bound holds it: "<1e-12", or a JSON list of those (null: shown as digits) per element."""
+    """A bound as the page's markup holds it: "<1e-12", or a JSON list of those (null: shown as digits) per element."""
     import json
 
     if isinstance(bound[0], str):

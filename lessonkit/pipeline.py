@@ -78,7 +78,8 @@ def build_if_changed(options: Options, say=print) -> dict | None:
     stamp_file = stamp_of(root)
     chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
               "search": options.search, "base_url": options.base_url, "kernels": numeric_env(),
-              "verify": options.verify, "frozen_only": options.frozen_only, "pdf": options.pdf}
+              "verify": options.verify, "frozen_only": options.frozen_only, "pdf": options.pdf,
+              "plugins": inputs.plugins_named(root)}
     if options.freeze or options.refresh:  # asked to write results/: never skipped
         chosen["freeze"] = time.time_ns()
     now = inputs.fingerprint(root, ENGINE, chosen)
@@ -151,6 +152,7 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
+    from lessonkit import plugins
     from lessonkit.load import content, inputs, references
     from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
@@ -173,9 +175,14 @@ def load(options: Options, say):
     strings = load_strings(root, site.languages)
     sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
                               site.config.get("citation_style", content.MISSING))
+    chosen = plugins.load(site.config["plugins"], (root / "content" / "site.yaml",))
+    if chosen:  # their syntax, added once here: a plugin that fails at it is one error, not one per page
+        from lessonkit.markdown import parser
+
+        parser.parser(chosen)
     return Course(root, site, strings, content.load_glossary(root, site.languages), sources,
                   seed_set(site.config, options),
-                  templates=environment.environment(root, strings, root / ".cache" / "templates"))
+                  templates=environment.environment(root, strings, root / ".cache" / "templates"), plugins=chosen)
 
 
 def measure(course, options: Options, say):
@@ -204,7 +211,7 @@ def freeze(course, measured, options: Options, say) -> None:
 
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
-    from lessonkit import figures
+    from lessonkit import figures, plugins
     from lessonkit.errors import BuildError, each, raise_all
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
@@ -213,6 +220,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
     renderers += " pdf" if options.pdf else ""  # the pages link to their PDFs
+    renderers += plugins.digest([p.name for p in course.plugins])  # their syntax and page hook make the pages
     parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
                       force=options.force, jobs=options.jobs, fork=may_fork(options), say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
@@ -267,7 +275,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     templates and written into the staging folder, in worker processes when many; unchanged pages are KEEP.
     The rest come back as bytes for the write stage: figures, static files, the home, glossary, search,
     sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered)."""
-    from lessonkit import figures, processes
+    from lessonkit import figures, plugins, processes
     from lessonkit.errors import BuildError
     from lessonkit.render import environment, side_by_side, templates
     from lessonkit.write import staging, static
@@ -310,8 +318,9 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
             html = templates.finish(templates.page_html(env, course, b, measured, info), b, course.strings[b.lang],
                                     sizes, labels)
         else:
-            url, _, src, other = pairs[i - len(todo)]
-            html = templates.side_by_side_html(env, course, src, other, measured, sizes, labels, info)
+            url, _, src, b = pairs[i - len(todo)]
+            html = templates.side_by_side_html(env, course, src, b, measured, sizes, labels, info)
+        html = plugins.pages(course.plugins, html, {"url": url, "lang": b.lang, "title": b.page.meta["title"]})
         site.put(url, html.encode("utf-8"))
 
     count = len(todo) + len(pairs)
@@ -363,19 +372,20 @@ def site_pages(course, pages: list, measured, env, info: dict) -> dict:
 def write(files: dict, site, course, options: Options, say) -> None:
     """The site swapped in whole, with its search index (and with --pdf its PDFs) made over the finished pages
     first."""
+    from lessonkit import plugins
     from lessonkit.write import pdf, search
 
-    def finish(folder: Path) -> None:
-        if options.search:
-            say(f"indexing {sum(name.endswith('.html') for name in files)} pages for search")
-            search.index(folder)
-        if options.pdf:
-            by_language = {lang: [(p.url, p.meta["title"]) for p in course.site.pages if p.lang == lang]
-                           for lang in course.site.languages}
-            say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
-            pdf.print_course(folder, by_language, course.site.config["title"], course.site.config.get("base_url"))
+    outputs = [search.Search()] * options.search + [pdf.Print()] * options.pdf + list(course.plugins)
+    outputs = [p for p in outputs if getattr(p, "output", None)]
+    described = {"root": course.root, "languages": course.site.languages, "config": course.site.config,
+                 "pages": [(p.url, p.lang, p.meta["title"]) for p in course.site.pages],
+                 "html_files": sum(name.endswith(".html") for name in files)}
 
-    site.write(files, finish=finish if options.search or options.pdf else None)
+    def finish(folder: Path) -> None:
+        for output in outputs:
+            plugins.call(output, "output", folder, described, say)
+
+    site.write(files, finish=finish if outputs else None)
 
 
 # -- what the stages share --------------------------------------------------------------------------

@@ -300,6 +300,18 @@ def _check_citation_style(value, config, ctx):
     return value
 
 
+def _check_plugins(value, config, ctx):
+    from lessonkit import plugins
+
+    names = _names(value, "plugins", ctx.at("plugins"))
+    have = plugins.installed() if names else {}
+    for name in names:
+        if name not in have:
+            raise BuildError(f"plugin {name!r} is not installed (installed {plugins.GROUP} entry points: "
+                             f"{', '.join(sorted(have)) or 'none'})", *ctx.at("plugins"))
+    return value
+
+
 # site.yaml, declared once: the loader walks it, the reference table in docs/reference.md is checked against it.
 SITE = (
     Key("languages", ["zh", "en"], "the course's languages, in the order the home page lists them", _check_languages),
@@ -321,6 +333,8 @@ SITE = (
     Key("citation_style", MISSING, "the CSL style of the sources in the audit and the bibliography: a `.csl` "
         "file in `content/`, or one per language (default: Harvard, Cite Them Right, in each language's locale)",
         _check_citation_style),
+    Key("plugins", [], "installed plugins the course uses, by entry-point name: Markdown syntax, a page hook, "
+        "an output ([plugins](plugins.md))", _check_plugins),
     Key("pages", MISSING, "every page, in order: paths below `content/<lang>/`, without `.md`; a `folder/index` "
         "page is the section index above the folder's pages", _check_pages),
 )

@@ -88,3 +88,25 @@ def forget(stamp_file: Path) -> None:
         stamp_file.unlink(missing_ok=True)
     except OSError:
         pass
+
+
+def plugins_named(root: Path) -> str:
+    """The plugins site.yaml names, with their files' digest: an edit of one builds again, wherever it is
+    installed (an editable install lies outside site-packages, whose change the fingerprint sees)."""
+    try:
+        text = (root / "content" / "site.yaml").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if "plugins" not in text:
+        return ""
+    import yaml
+
+    try:
+        names = yaml.safe_load(text).get("plugins")
+    except Exception:  # the load stage reports what is wrong with it, at its line
+        return ""
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        return ""
+    from lessonkit import plugins
+
+    return plugins.digest(names)

@@ -41,6 +41,7 @@ class Inputs:
     slugs: set  # every page of the course
     glossary: list = field(default_factory=list)
     references: dict = field(default_factory=dict)
+    plugins: tuple = ()  # the course's plugins (lessonkit/plugins.py): their markdown() adds syntax
 
     def glossary_entry(self, lang: str, text: str, key: str | None) -> dict:
         for entry in self.glossary:
@@ -189,8 +190,11 @@ def _table_close(self, tokens, idx, options, env):
     return self.renderToken(tokens, idx, options, env) + "</div>\n"
 
 
-@lru_cache(maxsize=1)
-def parser() -> MarkdownIt:
+@lru_cache(maxsize=4)
+def parser(plugins: tuple = ()) -> MarkdownIt:
+    """The parser, with the course's plugins' syntax after the engine's own."""
+    from lessonkit.plugins import call
+
     md = MarkdownIt("commonmark", {"highlight": _highlight, "html": False})
     md.enable(["table", "strikethrough"])
     md.use(lines_plugin)
@@ -206,6 +210,8 @@ def parser() -> MarkdownIt:
     md.use(outline_plugin)  # last: it marks the top-level blocks the others made
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)
+    for plugin in plugins:
+        call(plugin, "markdown", md)
     return md
 
 
@@ -220,11 +226,20 @@ def to_html(page: Page, inputs: Inputs, errors: list | None = None) -> tuple[str
     """A page's Markdown as body HTML (with slots), and what its plugins collected. The errors the plugins
     find in one place each (a value key, LaTeX, a term, a link …) are raised together once the page is done,
     or, given `errors`, appended to it: what the page collected is then whole, for the checks across pages."""
-    md = parser()
+    md = parser(inputs.plugins)
     ctx = PageContext(page, inputs)
     env = {"ctx": ctx}
-    tokens = md.parse(page.body, env)
-    body = md.renderer.render(tokens, md.options, env)
+    try:
+        tokens = md.parse(page.body, env)
+        body = md.renderer.render(tokens, md.options, env)
+    except BuildError:
+        raise
+    except Exception as exc:
+        if not inputs.plugins:  # the engine's own: a bug, with its traceback
+            raise
+        names = ", ".join(p.name for p in inputs.plugins)
+        raise BuildError(f"a plugin's syntax failed on this page (plugins: {names}): {type(exc).__name__}: {exc}",
+                         page.path) from exc
     ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
     if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
         found = len(ctx.errors)

@@ -24,7 +24,7 @@ from lessonkit.model import Built
 
 def shared_inputs_key(course, engine, renderers: str) -> str:
     """What every page depends on beyond its own file: templates, site.yaml, glossary, references, the engine
-    package (not the command line around it)."""
+    package; `renderers`, what else makes the pages (libraries' versions, options, plugins)."""
     from lessonkit.io import files_digest
     from lessonkit.load import theme
     from lessonkit.load.inputs import skipped
@@ -45,7 +45,7 @@ class Parsing:
         site = course.site
         common = f"{shared}\0{course.seeds}"
         self.inputs = parser.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
-                                    course.references)
+                                    course.references, course.plugins)
         self.course, self.say = course, say
         navs = site.navigation()
         self.pages: list[Built] = []
@@ -72,7 +72,7 @@ class Parsing:
         self.say(f"parsing {len(self.todo)} of {len(self.pages)} pages"
                  + (f" in {self.workers} processes" if self.workers > 1 else ""))
         if self.workers > 1:
-            parser.parser()  # made once, before the fork, and inherited
+            parser.parser(self.inputs.plugins)  # made once, before the fork, and inherited
         self._pool = processes.Pool(self._one, len(self.todo), self.workers).__enter__()
         return self
 
@@ -116,6 +116,6 @@ class Parsing:
 def parse_again(course, measurements, built: Built) -> None:
     """A cached page whose body the cache cannot give back: parse it now."""
     inputs = parser.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
-                           course.references)
+                           course.references, course.plugins)
     built.body, built.collected = parser.to_html(built.page, inputs)
     built.parsed = True

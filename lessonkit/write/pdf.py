@@ -172,3 +172,15 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
         raise BuildError(f"--pdf: Chromium could not print the pages ({first}); it needs Debian's chromium "
                          "(make test installs it)") from None
     return written
+
+
+class Print:
+    """The course printed, one PDF per language, as an output (lessonkit/plugins.py)."""
+
+    name = "pdf"
+
+    def output(self, folder: Path, site: dict, say) -> None:
+        by_language = {lang: [(url, title) for url, page_lang, title in site["pages"] if page_lang == lang]
+                       for lang in site["languages"]}
+        say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
+        print_course(folder, by_language, site["config"]["title"], site["config"].get("base_url"))

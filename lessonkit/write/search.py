@@ -34,3 +34,13 @@ def index(site: Path) -> None:
     entry = site / "pagefind" / "pagefind-entry.json"
     data = json.loads(entry.read_text("utf-8"))
     entry.write_text(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "utf-8")
+
+
+class Search:
+    """The search index as an output (lessonkit/plugins.py): made over the finished pages."""
+
+    name = "search"
+
+    def output(self, folder: Path, site: dict, say) -> None:
+        say(f"indexing {site['html_files']} pages for search")
+        index(folder)

@@ -51,9 +51,11 @@ MUTATIONS = [
      ["tests/test_noise.py"]),
     ("an unsandboxed run", "lessonkit/measure/sandbox.py",
      "path = path if probe.returncode == 0 else None", "path = None", ["tests/test_sandbox.py"]),
-    ("--strict runs unisolated code on --check-only", "lessonkit/measure/experiments.py",
-     "sandbox.check(progress, required=required)", "sandbox.check(progress, required=False)",
-     ["tests/test_sandbox.py"]),
+    # (Where the option becomes the experiments' policy: past it, the build's check and each job's guard both
+    # hold it, and one of them alone refusing is no defect.)
+    ("--strict runs unisolated code on --check-only", "lessonkit/pipeline.py",
+     "policy=policy,\n                               require_isolation=options.strict)",
+     "policy=policy,\n                               require_isolation=False)", ["tests/test_sandbox.py"]),
     ("a criterion that cannot fail", "lessonkit/measure/claims.py",
      "        if not held:\n            failed.append(seed)", "        pass",
      ["tests/test_build.py", "tests/test_criteria.py", "tests/test_sweep.py"]),

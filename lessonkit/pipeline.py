@@ -152,8 +152,7 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
-    from lessonkit import plugins
-    from lessonkit.load import content, inputs, references
+    from lessonkit.load import content, inputs, plugins, references
     from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
     from lessonkit.render import environment
@@ -175,7 +174,7 @@ def load(options: Options, say):
     strings = load_strings(root, site.languages)
     sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
                               site.config.get("citation_style", content.MISSING))
-    chosen = plugins.load(site.config["plugins"], (root / "content" / "site.yaml",))
+    chosen = plugins.load(site.config["plugins"], content.config_place(root, "plugins"), root)
     if chosen:  # their syntax, added once here: a plugin that fails at it is one error, not one per page
         from lessonkit.markdown import parser
 
@@ -211,8 +210,9 @@ def freeze(course, measured, options: Options, say) -> None:
 
 def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     """Every page's Markdown as body HTML (the unchanged from the page cache), then the checks across pages."""
-    from lessonkit import figures, plugins
+    from lessonkit import figures
     from lessonkit.errors import BuildError, each, raise_all
+    from lessonkit.load import plugins
     from lessonkit.markdown import crosscheck
     from lessonkit.markdown.stage import Parsing, shared_inputs_key
     from lessonkit.render import environment, side_by_side
@@ -220,7 +220,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
     renderers += " pdf" if options.pdf else ""  # the pages link to their PDFs
-    renderers += plugins.digest([p.name for p in course.plugins])  # their syntax and page hook make the pages
+    renderers += plugins.digest(course.plugins)  # their syntax and page hook make the pages
     parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
                       force=options.force, jobs=options.jobs, fork=may_fork(options), say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
@@ -275,8 +275,9 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     templates and written into the staging folder, in worker processes when many; unchanged pages are KEEP.
     The rest come back as bytes for the write stage: figures, static files, the home, glossary, search,
     sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered)."""
-    from lessonkit import figures, plugins, processes
+    from lessonkit import figures, processes
     from lessonkit.errors import BuildError
+    from lessonkit.load import plugins
     from lessonkit.render import environment, side_by_side, templates
     from lessonkit.write import staging, static
 
@@ -372,19 +373,23 @@ def site_pages(course, pages: list, measured, env, info: dict) -> dict:
 def write(files: dict, site, course, options: Options, say) -> None:
     """The site swapped in whole, with its search index (and with --pdf its PDFs) made over the finished pages
     first."""
-    from lessonkit import plugins
+    from lessonkit.load import plugins
     from lessonkit.write import pdf, search
 
-    outputs = [search.Search()] * options.search + [pdf.Print()] * options.pdf + list(course.plugins)
-    outputs = [p for p in outputs if getattr(p, "output", None)]
+    # The engine's outputs first (an error of theirs is the engine's), then the plugins' (one line naming them).
+    own = [search.Search()] * options.search + [pdf.Print()] * options.pdf
+    theirs = [p for p in course.plugins if getattr(p.obj, "output", None)]
     described = {"root": course.root, "languages": course.site.languages, "config": course.site.config,
                  "pages": [(p.url, p.lang, p.meta["title"]) for p in course.site.pages],
                  "html_files": sum(name.endswith(".html") for name in files)}
 
     def finish(folder: Path) -> None:
-        for output in outputs:
-            plugins.call(output, "output", folder, described, say)
+        for output in own:
+            output.output(folder, described, say)
+        for plugin in theirs:
+            plugins.call(plugin, "output", folder, described, say)
 
+    outputs = own + theirs
     site.write(files, finish=finish if outputs else None)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import append_to_page, build_here, edit, make_course, run_build, snapshot
 
-from lessonkit import plugins
+from lessonkit.load import plugins
 
 PLUGIN = Path(__file__).resolve().parent / "plugin_kbd"
 KEYS = {"zh": "\n按 ++Ctrl++ 再按 ++C++ 复制。\n", "en": "\nPress ++Ctrl++ then ++C++ to copy.\n"}
@@ -56,25 +56,75 @@ def test_without_the_plugin_named_its_syntax_is_text_and_nothing_else_changes(tm
     assert "++Ctrl++" in en and "kbd-page" not in en and not (course / "site" / "kbd-pages.json").exists()
 
 
-def test_an_edit_of_the_plugin_builds_the_pages_again(tmp_path, monkeypatch):
-    """The plugin's files are part of the build's inputs: a changed page hook is not a no-op."""
-    copy = tmp_path / "plugin"
+def _fresh_build(course: Path, plugin: Path):
+    """build.py in a new Python, the plugin on its path (as an install would put it)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(plugin)}
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(course), "--no-search"],
+                          capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize("named", ["by its entry point", "by a name of its own"])
+def test_an_edit_of_the_plugin_builds_the_pages_again(tmp_path, named):
+    """The plugin's files are part of the build's inputs: a changed page hook is not a no-op, whatever name the
+    plugin gives itself."""
     import shutil
 
+    copy = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, copy)
+    if named != "by its entry point":
+        edit(copy, "lessonkit_kbd.py", "class Plugin:\n", 'class Plugin:\n    name = "keyboard keys"\n\n')
+    course = kbd_course(tmp_path / "c")
+    assert _fresh_build(course, copy).returncode == 0
+    before = snapshot(course / "site")
+    edit(copy, "lessonkit_kbd.py", 'name="kbd-page"', 'name="kbd-lang"')
+    result = _fresh_build(course, copy)
+    assert result.returncode == 0 and "up to date" not in result.stdout, result.stdout + result.stderr
+    after = snapshot(course / "site")
+    assert b'name="kbd-lang"' in after["en/page.html"] and after["en/page.html"] != before["en/page.html"]
+    assert b'name="kbd-lang"' in after["parallel/en/page.html"]
+
+
+def test_a_process_that_loaded_a_plugin_refuses_to_build_with_it_once_it_changed(tmp_path, monkeypatch):
+    """A preview keeps the plugin's code it started with: once the files change, its pages would be keyed by code
+    that did not make them. It says so instead, in one line."""
+    import shutil
+    import sys
+
+    copy = tmp_path / "plugin"
     shutil.copytree(PLUGIN, copy)
     monkeypatch.syspath_prepend(str(copy))
+    monkeypatch.setattr(plugins, "_IMPORTED", {})
+    sys.modules.pop("lessonkit_kbd", None)
     course = kbd_course(tmp_path / "c")
     build_here(course)
     before = snapshot(course / "site")
     edit(copy, "lessonkit_kbd.py", 'name="kbd-page"', 'name="kbd-lang"')
-    import sys
+    result = run_build("--out", course / "site", root=course)
+    sys.modules.pop("lessonkit_kbd", None)
+    assert result.returncode == 1 and "plugin 'kbd' changed since this process loaded it" in result.stderr, \
+        result.stdout + result.stderr
+    assert snapshot(course / "site") == before
 
-    sys.modules.pop("lessonkit_kbd", None)
-    result, _ = build_here(course)
-    assert result is not None, "the build was skipped as a no-op"
-    after = snapshot(course / "site")
-    assert b'name="kbd-lang"' in after["en/page.html"] and after["en/page.html"] != before["en/page.html"]
-    sys.modules.pop("lessonkit_kbd", None)
+
+def test_a_course_cannot_ship_a_plugin_of_its_own(tmp_path, monkeypatch):
+    """A package inside the course folder (or the current one, which `python -m` puts on the path) is not an
+    installed plugin, though Python could import it."""
+    import shutil
+
+    course = kbd_course(tmp_path / "c")
+    for item in PLUGIN.iterdir():
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, course / item.name)
+    monkeypatch.syspath_prepend(str(course))
+    assert "kbd" not in plugins.installed(course)
+    result = run_build("--out", course / "site", root=course)
+    assert result.returncode == 1 and "plugin 'kbd' is not installed" in result.stderr, result.stderr
+    assert not (course / "site" / "kbd-pages.json").exists()
 
 
 def test_a_plugin_not_installed_is_one_line_at_its_site_yaml_line(tmp_path):
@@ -91,27 +141,37 @@ def test_a_plugin_not_installed_is_one_line_at_its_site_yaml_line(tmp_path):
     assert snapshot(course / "site") == before
 
 
-@pytest.mark.parametrize("hook, broken", [
-    ("page", "return html.replace("),
-    ("output", "(folder / \"kbd-pages.json\")"),
-    ("markdown", "md.inline.ruler.before("),
+@pytest.mark.parametrize("broken, old, new", [
+    ("page", "return html.replace(", "1 / 0\n        return html.replace("),
+    ("output", "(folder / \"kbd-pages.json\")", "1 / 0\n        (folder / \"kbd-pages.json\")"),
+    ("markdown", "md.inline.ruler.before(", "1 / 0\n        md.inline.ruler.before("),
+    ("no hooks", "class Plugin:\n", "class Plugin:\n    pass\n\n\nclass Unused:\n"),
+    ("import", "import json\n", "import json\nimport no_such_module\n"),
 ])
-def test_a_plugin_that_fails_is_one_line_naming_it_and_the_site_is_kept(tmp_path, monkeypatch, hook, broken):
-    copy = tmp_path / "plugin"
+def test_a_plugin_that_fails_is_one_line_naming_it_and_the_site_is_kept(tmp_path, monkeypatch, broken, old, new):
     import shutil
     import sys
 
+    copy = tmp_path / "plugin"
     shutil.copytree(PLUGIN, copy)
     monkeypatch.syspath_prepend(str(copy))
+    monkeypatch.setattr(plugins, "_IMPORTED", {})
     sys.modules.pop("lessonkit_kbd", None)
     course = kbd_course(tmp_path / "c")
     build_here(course)
     before = snapshot(course / "site")
-    edit(copy, "lessonkit_kbd.py", broken, "1 / 0\n        " + broken)
+    edit(copy, "lessonkit_kbd.py", old, new)
+    plugins._IMPORTED.clear()  # (a new process, as the command line is)
     sys.modules.pop("lessonkit_kbd", None)
     result = run_build("--out", course / "site", root=course)
     sys.modules.pop("lessonkit_kbd", None)
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert f"plugin 'kbd', {hook}(): ZeroDivisionError" in lines[0], lines[0]
+    said = {"page": "plugin 'kbd', page() on ",
+            "output": "plugin 'kbd', output(): ZeroDivisionError", "markdown": "plugin 'kbd', markdown(): ZeroDivisionError",
+            "no hooks": "plugin 'kbd': lessonkit_kbd:Plugin has none of the hooks markdown, page, output",
+            "import": "plugin 'kbd' cannot be loaded: ModuleNotFoundError"}[broken]
+    assert said in lines[0] and ("ZeroDivisionError" in lines[0]) == (broken in ("page", "output", "markdown")), lines[0]
+    if broken in ("no hooks", "import"):
+        assert lines[0].startswith("error: content/site.yaml:"), lines[0]
     assert snapshot(course / "site") == before

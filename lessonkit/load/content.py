@@ -301,10 +301,10 @@ def _check_citation_style(value, config, ctx):
 
 
 def _check_plugins(value, config, ctx):
-    from lessonkit import plugins
+    from lessonkit.load import plugins
 
     names = _names(value, "plugins", ctx.at("plugins"))
-    have = plugins.installed() if names else {}
+    have = plugins.installed(ctx.root) if names else {}
     for name in names:
         if name not in have:
             raise BuildError(f"plugin {name!r} is not installed (installed {plugins.GROUP} entry points: "
@@ -349,6 +349,14 @@ class _Context:
 
     def at(self, key):
         return "content/site.yaml", line_of_key(self.text, key)
+
+
+def config_place(root: Path, key: str) -> tuple[str, int | None]:
+    """Where site.yaml writes a key, for an error found after it was read: (file, line)."""
+    try:
+        return "content/site.yaml", line_of_key((root / "content" / "site.yaml").read_text("utf-8"), key)
+    except (OSError, UnicodeDecodeError):
+        return "content/site.yaml", None
 
 
 def load_config(root: Path, base_url: str | None = None) -> dict:

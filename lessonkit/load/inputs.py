@@ -107,6 +107,6 @@ def plugins_named(root: Path) -> str:
         return ""
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
         return ""
-    from lessonkit import plugins
+    from lessonkit.load import plugins
 
-    return plugins.digest(names)
+    return plugins.named_digest(names, root)

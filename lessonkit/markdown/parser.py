@@ -193,7 +193,7 @@ def _table_close(self, tokens, idx, options, env):
 @lru_cache(maxsize=4)
 def parser(plugins: tuple = ()) -> MarkdownIt:
     """The parser, with the course's plugins' syntax after the engine's own."""
-    from lessonkit.plugins import call
+    from lessonkit.load.plugins import call
 
     md = MarkdownIt("commonmark", {"highlight": _highlight, "html": False})
     md.enable(["table", "strikethrough"])
@@ -237,9 +237,8 @@ def to_html(page: Page, inputs: Inputs, errors: list | None = None) -> tuple[str
     except Exception as exc:
         if not inputs.plugins:  # the engine's own: a bug, with its traceback
             raise
-        names = ", ".join(p.name for p in inputs.plugins)
-        raise BuildError(f"a plugin's syntax failed on this page (plugins: {names}): {type(exc).__name__}: {exc}",
-                         page.path) from exc
+        names = ", ".join(repr(p.name) for p in inputs.plugins)
+        raise BuildError(f"the syntax of plugin {names} failed here: {type(exc).__name__}: {exc}", page.path) from exc
     ctx.out.ids = _IDS.findall(body)  # for links into this page, checked once every page is parsed
     if "$" in page.meta["title"] or "{" in page.meta["title"]:  # math or a value in the title: its <h1> shows it
         found = len(ctx.errors)

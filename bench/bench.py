@@ -248,7 +248,7 @@ The clean and the noisy curve; the noisy curve's mean is {val}`synth.mean`.
 
 
 def digest(text: str) -> str:
-    """As lessonkit.load.content.digest: the first 12 hex digits of the SHA-256 of the decoded text."""
+    """As lessonkit.load.texts.digest: the first 12 hex digits of the SHA-256 of the decoded text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

@@ -190,7 +190,7 @@ class Course:
     references: dict
     seeds: list  # the seeds every experiment runs on; the first is the course seed
     templates: object = None  # the Jinja environment the load stage made: every page (and worker) renders with it
-    plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/plugins.py)
+    plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/load/plugins.py)
 
     @property
     def cache(self) -> Path:

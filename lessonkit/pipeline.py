@@ -71,7 +71,7 @@ def stamp_of(root: Path) -> Path:
 
 def build_if_changed(options: Options, say=print) -> dict | None:
     """Build, unless no input, engine file or option changed since the last build of this output."""
-    from lessonkit.load import inputs
+    from lessonkit.load import inputs, plugins
     from lessonkit.versions import numeric_env
 
     root, out = options.root.resolve(), options.out.resolve()
@@ -79,7 +79,7 @@ def build_if_changed(options: Options, say=print) -> dict | None:
     chosen = {"seed": options.seed, "seeds": options.seeds, "out": str(out), "strict": options.strict,
               "search": options.search, "base_url": options.base_url, "kernels": numeric_env(),
               "verify": options.verify, "frozen_only": options.frozen_only, "pdf": options.pdf,
-              "plugins": inputs.plugins_named(root)}
+              "plugins": plugins.named_in(root)}
     if options.freeze or options.refresh:  # asked to write results/: never skipped
         chosen["freeze"] = time.time_ns()
     now = inputs.fingerprint(root, ENGINE, chosen)

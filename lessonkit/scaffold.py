@@ -11,7 +11,8 @@ import yaml
 
 from lessonkit.errors import BuildError
 from lessonkit.io import write_atomic
-from lessonkit.load.content import digest, load_config, read_text, slug_ok
+from lessonkit.load.content import load_config, slug_ok
+from lessonkit.load.texts import digest, read_text
 
 SITE = "content/site.yaml"
 

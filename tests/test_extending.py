@@ -1,4 +1,4 @@
-"""Plugins (lessonkit/plugins.py): a package outside the engine adds syntax, a page hook and an output,
+"""Plugins (lessonkit/load/plugins.py): a package outside the engine adds syntax, a page hook and an output,
 chosen by name in site.yaml; search and PDF are outputs through the same hook."""
 
 from __future__ import annotations

@@ -503,7 +503,7 @@ def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one(built, 
 def test_front_matter_read_without_yaml_is_what_yaml_reads(line):
     import yaml
 
-    from lessonkit.load.content import _simple_front_matter
+    from lessonkit.load.texts import _simple_front_matter
 
     fast = _simple_front_matter([line])
     try:
@@ -514,7 +514,7 @@ def test_front_matter_read_without_yaml_is_what_yaml_reads(line):
 
 
 def test_common_front_matter_is_read_without_yaml():
-    from lessonkit.load.content import _simple_front_matter
+    from lessonkit.load.texts import _simple_front_matter
 
     assert _simple_front_matter(['title: "Lesson 1: a page"', "description: 第 1 课：页面", "title: 'a: b'"]) == \
         {"title": "a: b", "description": "第 1 课：页面"}

@@ -10,7 +10,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))
 from lessonkit import command as build  # noqa: E402
-from lessonkit.load import content  # noqa: E402
+from lessonkit.load import content, texts  # noqa: E402
 from lessonkit.markdown.plugins import blocks, spans  # noqa: E402
 
 REFERENCE = (ROOT / "docs" / "reference.md").read_text("utf-8")
@@ -53,7 +53,7 @@ def test_every_site_yaml_key_has_a_default_and_a_check():
     assert {key.name for key in content.SITE} == content.SITE_KEYS
 
 
-@pytest.mark.parametrize("key", sorted(content.PAGE_KEYS))
+@pytest.mark.parametrize("key", sorted(texts.PAGE_KEYS))
 def test_every_front_matter_field_is_documented(key):
     assert f"`{key}`" in _section("Front matter"), key
 

@@ -89,24 +89,3 @@ def forget(stamp_file: Path) -> None:
     except OSError:
         pass
 
-
-def plugins_named(root: Path) -> str:
-    """The plugins site.yaml names, with their files' digest: an edit of one builds again, wherever it is
-    installed (an editable install lies outside site-packages, whose change the fingerprint sees)."""
-    try:
-        text = (root / "content" / "site.yaml").read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-    if "plugins" not in text:
-        return ""
-    import yaml
-
-    try:
-        names = yaml.safe_load(text).get("plugins")
-    except Exception:  # the load stage reports what is wrong with it, at its line
-        return ""
-    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-        return ""
-    from lessonkit.load import plugins
-
-    return plugins.named_digest(names, root)

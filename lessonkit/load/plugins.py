@@ -134,6 +134,26 @@ def named_digest(names: list[str], course: Path) -> str:
     return "".join(f" plugin {n} {_digest(found[n]) if n in found else '-'}" for n in names)
 
 
+def named_in(root: Path) -> str:
+    """The plugins site.yaml names, with their files' digest: an edit of one builds again, wherever it is
+    installed (an editable install lies outside site-packages, whose change the fingerprint sees)."""
+    try:
+        text = (root / "content" / "site.yaml").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if "plugins" not in text:
+        return ""
+    import yaml
+
+    try:
+        names = yaml.safe_load(text).get("plugins")
+    except Exception:  # the load stage reports what is wrong with it, at its line
+        return ""
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        return ""
+    return named_digest(names, root)
+
+
 def pages(plugins: tuple[Loaded, ...], html: str, page: dict) -> str:
     """A finished page through every plugin's page hook, in the order site.yaml names them."""
     for plugin in plugins:

@@ -11,7 +11,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from lessonkit.errors import BuildError
-from lessonkit.load.content import MISSING, line_of_key, load_data, read_text, safe_url
+from lessonkit.load.content import MISSING, load_data, safe_url
+from lessonkit.load.texts import line_of_key, read_text
 
 BIB = "content/references.bib"
 YAML = "content/references.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 from lessonkit import names
 from lessonkit.errors import BuildError
 from lessonkit.load import theme
-from lessonkit.load.content import line_of_key, parse_yaml, read_text
+from lessonkit.load.texts import line_of_key, parse_yaml, read_text
 
 # What each language's strings must say about the language itself (see templates/i18n/).
 LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")

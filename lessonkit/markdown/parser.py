@@ -41,7 +41,7 @@ class Inputs:
     slugs: set  # every page of the course
     glossary: list = field(default_factory=list)
     references: dict = field(default_factory=dict)
-    plugins: tuple = ()  # the course's plugins (lessonkit/plugins.py): their markdown() adds syntax
+    plugins: tuple = ()  # the course's plugins (lessonkit/load/plugins.py): their markdown() adds syntax
 
     def glossary_entry(self, lang: str, text: str, key: str | None) -> dict:
         for entry in self.glossary:

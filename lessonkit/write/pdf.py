@@ -175,7 +175,7 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
 
 
 class Print:
-    """The course printed, one PDF per language, as an output (lessonkit/plugins.py)."""
+    """The course printed, one PDF per language, as an output (lessonkit/load/plugins.py)."""
 
     name = "pdf"
 

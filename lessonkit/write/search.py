@@ -37,7 +37,7 @@ def index(site: Path) -> None:
 
 
 class Search:
-    """The search index as an output (lessonkit/plugins.py): made over the finished pages."""
+    """The search index as an output (lessonkit/load/plugins.py): made over the finished pages."""
 
     name = "search"
 

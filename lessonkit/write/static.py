@@ -19,7 +19,7 @@ def static_files(root: Path) -> dict[str, bytes]:
         if not any(p.resolve().is_relative_to(top) for top in (root, theme.DEFAULT)):
             raise BuildError("links to a file outside the course; it would be published: refused", shown)
         if p.suffix == ".css":
-            from lessonkit.load.content import read_text
+            from lessonkit.load.texts import read_text
 
             data = compact_css(read_text(p, shown)).encode("utf-8")
         else:

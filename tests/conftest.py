@@ -72,11 +72,14 @@ def measured(name: str, seed: int, root: Path = ROOT) -> dict:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The real course, built once for the session, as CI builds it: from its frozen results (results/), the
-    course seed of each experiment run again to compare; a result not frozen for today's code is an error."""
+    """The real course, built once for the session, as its CI builds it (--frozen-only --strict): from its frozen
+    results (results/), the course seed of each experiment run again to compare, and a result not frozen for
+    today's code is an error; no translation behind its source, every translation keeping its source's blocks,
+    and no warning."""
     out = tmp_path_factory.mktemp("site") / "site"
-    result = run_build("--out", out, "--frozen-only", fresh=True)
-    assert result.returncode == 0, result.stderr
+    result = run_build("--out", out, "--frozen-only", "--strict", fresh=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning" not in result.stdout, result.stdout
     return out
 
 

@@ -291,15 +291,9 @@ def test_no_parameter_is_labelled_measured(site, name):
 
 
 def test_check_passes_on_the_real_site(site):
-    result = run_build("--out", site, "--check-only", validator=True)
+    """With the build (the `site` fixture: --frozen-only --strict), the course's CI: --check --strict."""
+    result = run_build("--out", site, "--check-only", "--strict", "--frozen-only", validator=True)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_the_course_builds_strict(tmp_path):
-    """--strict: no translation behind its source, every translation keeps its source's blocks."""
-    result = run_build("--strict", "--no-search", "-q", "--out", tmp_path / "site")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "warning" not in result.stdout, result.stdout
 
 
 def test_no_typed_number_in_prose_is_unaccounted_for(site):

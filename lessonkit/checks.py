@@ -33,8 +33,8 @@ def visible_numbers(site: Path) -> dict[str, str]:
         page = scan(path.read_text("utf-8"))
         for i, shown in enumerate(page.values):
             out[f"{rel} {shown.key} #{i}"] = " ".join(shown.text.split())
-        for attrs, text in page.rows:
-            out[f"{rel} row {attrs['data-claim']}"] = " ".join(text.split())
+        for row in page.rows:
+            out[f"{rel} row {row.claim}"] = " ".join(row.text.split())
     return out
 
 
@@ -235,15 +235,15 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
                 failed.add((claim.key, key))
                 out.append(f"{rel}: claim {claim.key} does not hold for {key} = {value.value} as shown "
                            f"on this page ({why})")
-    for attrs, _ in s.rows:
-        claim = m.claims.get(attrs["data-claim"])
+    for row in s.rows:
+        claim = m.claims.get(row.claim)
         if claim is None:
             continue
-        if (attrs.get("data-course-seed") != "fails") != claim.on_course_seed:
+        if (not row.fails_on_course_seed) != claim.on_course_seed:
             out.append(f"{rel}: claim {claim.key}: the summary misstates whether it holds on the course seed")
-        if (attrs.get("data-seeds"), attrs.get("data-held")) != (str(claim.seeds), str(claim.held)):
-            out.append(f"{rel}: claim {claim.key}: the summary says held on {attrs.get('data-held')} of "
-                       f"{attrs.get('data-seeds')} seeds; the experiments say {claim.held} of {claim.seeds}")
+        if (row.seeds, row.held) != (claim.seeds, claim.held):
+            out.append(f"{rel}: claim {claim.key}: the summary says held on {row.held} of "
+                       f"{row.seeds} seeds; the experiments say {claim.held} of {claim.seeds}")
         elif claim.held < claim.required:
             out.append(f"{rel}: claim {claim.key} held on {claim.held} of {claim.seeds} seeds, fewer than required")
     return out

@@ -2,9 +2,10 @@
 read back, and the one reader of it.
 
 A shown value is `<span class="value" data-key=… data-value=…>` with its number in `.num`; a summary row is a
-`<tr data-claim=…>`; a figure carries `data-figure`, an audited statement `data-audit`. The engine's HTML
-writes a value's attributes through `Shown.attrs`; `--check`, `visible_numbers` and the tests read pages through
-`scan`, so that a change of the markup is a change here, not in every reader.
+`<tr data-claim=… data-passed=…>`; a figure carries `data-figure`, an audited statement `data-audit`. The
+engine's HTML writes a value's attributes through `Shown.attrs` and a row's through `Row.attrs` (the template
+global `summary_row`); `--check`, `visible_numbers` and the tests read pages through `scan`, so that a change of
+the markup is a change here, not in every reader.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from html.parser import HTMLParser
 
 KEY, VALUE, FORMAT, BOUND, TINY, LOW, HIGH, CLAIM = ("data-key", "data-value", "data-format", "data-bound",
                                                      "data-tiny", "data-min", "data-max", "data-claim")
+PASSED, SEEDS, HELD, COURSE_SEED, REFUTED = "data-passed", "data-seeds", "data-held", "data-course-seed", "data-refuted"
 FIGURE, AUDIT = "data-figure", "data-audit"
 NUMBER_CLASS = "num"
 
@@ -72,6 +74,40 @@ class Shown:
         return [bound[0], float(bound[1:])]
 
 
+@dataclass(frozen=True)
+class Row:
+    """A claim's row of the verification summary: whether it passed, on how many seeds it held of how many,
+    whether it fails on the course seed (a claim that may), whether it is a refuted one; read back, its text."""
+
+    claim: str
+    passed: bool
+    seeds: int
+    held: int
+    fails_on_course_seed: bool = False
+    refuted: bool = False
+    text: str = ""
+
+    def attrs(self) -> str:
+        out = (f'{CLAIM}="{escape(self.claim)}" {PASSED}="{"true" if self.passed else "false"}" '
+               f'{SEEDS}="{self.seeds}" {HELD}="{self.held}"')
+        if self.fails_on_course_seed:
+            out += f' {COURSE_SEED}="fails"'
+        if self.refuted:
+            out += f' {REFUTED}="true"'
+        return out
+
+    @classmethod
+    def from_attrs(cls, a: dict, text: str = "") -> Row:
+        def whole(name):
+            try:
+                return int(a.get(name) or "")
+            except ValueError:
+                return -1  # (not a number: --check says the row misstates its seeds)
+
+        return cls(claim=a[CLAIM], passed=a.get(PASSED) == "true", seeds=whole(SEEDS), held=whole(HELD),
+                   fails_on_course_seed=a.get(COURSE_SEED) == "fails", refuted=a.get(REFUTED) == "true", text=text)
+
+
 @dataclass
 class PageScan:
     lang: str = ""
@@ -79,7 +115,7 @@ class PageScan:
     headings: list = field(default_factory=list)  # ids of h2/h3 in order
     refs: list = field(default_factory=list)  # (tag, attr, url, rel, classes)
     values: list[Shown] = field(default_factory=list)
-    rows: list = field(default_factory=list)  # (attributes, text) of each verification-summary row
+    rows: list[Row] = field(default_factory=list)
     figures: list = field(default_factory=list)
     images_without_alt: int = 0
     claims: set = field(default_factory=set)
@@ -136,7 +172,7 @@ class _Scanner(HTMLParser):
                 del self._langs[i:]
                 break
         if tag == "tr" and self._row is not None:  # rows hold no tables: the next </tr> is theirs
-            self.scan.rows.append(tuple(self._row))
+            self.scan.rows.append(Row.from_attrs(*self._row))
             self._row = None
         if self._depth:
             self._depth -= 1

@@ -76,7 +76,7 @@ def test_summary_lists_every_claim_with_criterion_and_rerun_command(book):
     spec.loader.exec_module(module)
     for lang in ("zh", "en"):
         html = (book / f"site/{lang}/page.html").read_text("utf-8")
-        rows = re.findall(r'<tr id="claim-[^"]+" data-claim="([^"]+)" data-passed="true"', html)
+        rows = [row.claim for row in markup.scan(html).rows if row.passed]
         assert sorted(rows) == sorted(f"tiny.{c.id}" for c in module.CLAIMS)
         summary = html[html.index('id="verification-summary"'):]
         for claim in module.CLAIMS:
@@ -120,6 +120,13 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     assert result.returncode == 1
     assert "value tiny.n: shows '65'" in result.stderr, result.stderr
     assert "'#no-such-section'> points to a missing anchor" in result.stderr, result.stderr
+    # A summary row that says its claim held on fewer seeds than it did.
+    row = next(r for r in markup.scan(html).rows if r.passed)
+    told = markup.Row(row.claim, row.passed, row.seeds, row.held - 1, row.fails_on_course_seed, row.refuted)
+    page.write_text(html.replace(row.attrs(), told.attrs(), 1), "utf-8")
+    result = run_build("--out", copy, "--check-only", root=book)
+    assert result.returncode == 1 and (f"claim {row.claim}: the summary says held on {row.held - 1} of {row.seeds} "
+                                       f"seeds") in result.stderr, result.stderr
 
 
 @pytest.mark.slow  # a Java run: `make test` runs it

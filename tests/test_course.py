@@ -75,9 +75,9 @@ def check_sweep(name: str, site, root=ROOT) -> None:
     assert len(manifest["seeds"]) == config.get("seeds", 20)
     rows = {}
     for page in site.rglob("*.html"):
-        for key, seeds, held in re.findall(r'<tr id="[^"]+" data-claim="([^"]+)" data-passed="true" '
-                                           r'data-seeds="(\d+)" data-held="(\d+)"', page.read_text("utf-8")):
-            rows[key] = (int(seeds), int(held))
+        for row in markup.scan(page.read_text("utf-8")).rows:
+            if row.passed:
+                rows[row.claim] = (row.seeds, row.held)
     for claim in load(name, root).CLAIMS:
         key = f"{name}.{claim.id}"
         assert key in rows, f"{key} is shown in no verification summary"
@@ -148,8 +148,7 @@ def audit_marks(html: str) -> list[dict]:
 
 
 def passed_rows(html: str) -> set[str]:
-    return {attrs["data-claim"] for tag, attrs in tags(html)
-            if tag == "tr" and "data-claim" in attrs and attrs.get("data-passed") == "true"}
+    return {row.claim for row in markup.scan(html).rows if row.passed}
 
 
 def audit_list(html: str) -> list[tuple[str, str, str]]:

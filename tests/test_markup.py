@@ -24,3 +24,10 @@ def test_attributes_are_escaped_and_in_a_fixed_order():
 
 def test_a_value_without_its_number_is_not_read_as_shown():
     assert markup.scan('<span class="value" data-key="e.x" data-value="1">1</span>').values == []
+
+
+def test_a_summary_row_reads_back_as_it_was_written():
+    written = markup.Row("e.c", passed=True, seeds=20, held=19, fails_on_course_seed=True, refuted=True)
+    (read,) = markup.scan(f"<table><tr id=\"claim-e-c\" {written.attrs()}><td>held on 19 of 20</td></tr></table>").rows
+    assert read == markup.Row(**{**written.__dict__, "text": "held on 19 of 20"})
+    assert markup.Row.from_attrs({"data-claim": "e.c", "data-seeds": "x"}).seeds == -1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from lessonkit import names
 from lessonkit.errors import BuildError
@@ -71,8 +72,17 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
         keep_trailing_newline=True,
     )
     env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
-                       claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor)
+                       claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor,
+                       summary_row=_summary_row)
     return env
+
+
+def _summary_row(claim) -> Markup:
+    """A claim's summary row attributes, as the markup contract declares them (lessonkit/markup.py)."""
+    from lessonkit.markup import Row
+
+    return Markup(Row(claim.key, claim.passed, claim.seeds, claim.held, not claim.on_course_seed,
+                      bool(claim.refuted)).attrs())
 
 
 def warm(env: jinja2.Environment) -> None:

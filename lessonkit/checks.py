@@ -272,7 +272,7 @@ def _check_parity(manifest: dict, scans: dict) -> list[str]:
                 out.append(f"{where}: value keys differ ({', '.join(sorted(ka ^ kb))})")
             if a.figures != b.figures:
                 out.append(f"{where}: figures differ ({a.figures} vs {b.figures})")
-            if sorted(a.audits) != sorted(b.audits):
+            if sorted(m.status for m in a.audits) != sorted(m.status for m in b.audits):
                 out.append(f"{where}: audited claims differ ({len(a.audits)} vs {len(b.audits)})")
     return out
 

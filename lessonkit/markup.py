@@ -3,8 +3,8 @@ read back, and the one reader of it.
 
 A shown value is `<span class="value" data-key=… data-value=…>` with its number in `.num`; a summary row is a
 `<tr data-claim=… data-passed=…>`; a figure carries `data-figure`, an audited statement `data-audit`. The
-engine's HTML writes a value's attributes through `Shown.attrs` and a row's through `Row.attrs` (the template
-global `summary_row`); `--check`, `visible_numbers` and the tests read pages through `scan`, so that a change of
+engine's HTML writes a value's attributes through `Shown.attrs`, a row's through `Row.attrs` (the template
+global `summary_row`) and an audited statement's through `Mark.attrs`; `--check`, `visible_numbers` and the tests read pages through `scan`, so that a change of
 the markup is a change here, not in every reader.
 """
 
@@ -108,6 +108,27 @@ class Row:
                    fails_on_course_seed=a.get(COURSE_SEED) == "fails", refuted=a.get(REFUTED) == "true", text=text)
 
 
+@dataclass(frozen=True)
+class Mark:
+    """An audited statement's span: its status, its id (its panel and list entry follow from it), and the claims
+    it is keyed to (verified, partly, or refuted by a measurement)."""
+
+    status: str
+    id: str
+    claims: tuple[str, ...] = ()
+
+    def attrs(self, classes: str) -> dict:
+        """The span's attributes, for the Markdown token that becomes it."""
+        out = {"class": classes, AUDIT: self.status, "id": self.id}
+        if self.claims:
+            out[CLAIM] = " ".join(self.claims)
+        return out
+
+    @classmethod
+    def from_attrs(cls, a: dict) -> Mark:
+        return cls(a[AUDIT], a.get("id") or "", tuple((a.get(CLAIM) or "").split()))
+
+
 @dataclass
 class PageScan:
     lang: str = ""
@@ -119,7 +140,7 @@ class PageScan:
     figures: list = field(default_factory=list)
     images_without_alt: int = 0
     claims: set = field(default_factory=set)
-    audits: list = field(default_factory=list)
+    audits: list[Mark] = field(default_factory=list)
 
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -156,7 +177,7 @@ class _Scanner(HTMLParser):
             if tag == "tr":
                 self._row = [a, ""]
         if AUDIT in a and tag == "span":
-            self.scan.audits.append(a[AUDIT])
+            self.scan.audits.append(Mark.from_attrs(a))
         if KEY in a:
             lang = next((lang for _, lang in reversed(self._langs) if lang), self.scan.lang)
             self._value = [a, None, lang]

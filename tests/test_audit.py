@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from conftest import TINY_PAGES, make_course, run_build
+
+from lessonkit import markup
 
 REFS = """src2020:
   authors: "A. Author"
@@ -47,11 +48,9 @@ def test_five_statuses_each_name_their_evidence(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 verified, 1 partly, 1 cited, 1 unverified, 1 refuted" in result.stdout
     html = (root / "site/en/page.html").read_text("utf-8")
-    spans = re.findall(r'<span class="audit audit-(\w+)" data-audit="\1" id="audit-(\d+)"(?: data-claim="([^"]*)")?',
-                       html)
-    assert [(status, claim) for status, _, claim in spans] == [
-        ("verified", "tiny.mean"), ("partly", "tiny.spread"), ("cited", ""), ("unverified", ""),
-        ("refuted", "tiny.mean")]
+    assert [(mark.status, mark.claims) for mark in markup.scan(html).audits] == [
+        ("verified", ("tiny.mean",)), ("partly", ("tiny.spread",)), ("cited", ()), ("unverified", ()),
+        ("refuted", ("tiny.mean",))]
     assert "On this page: 1 verified, 1 partly verified, 1 cited, 1 unverified, 1 refuted." in html
     # Each mark opens a panel beside the sentence: the claim's statement, criterion and setting.
     panel = html[html.index('id="audit-panel-2"'):]

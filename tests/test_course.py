@@ -143,8 +143,8 @@ def html_of(site, lang: str, page: str) -> str:
     return (site / lang / f"{page}.html").read_text("utf-8")
 
 
-def audit_marks(html: str) -> list[dict]:
-    return [attrs for tag, attrs in tags(html) if tag == "span" and "data-audit" in attrs]
+def audit_marks(html: str) -> list:
+    return markup.scan(html).audits
 
 
 def passed_rows(html: str) -> set[str]:
@@ -176,13 +176,13 @@ def check_page_languages(site, page: str) -> None:
 
 def check_page_parity(site, page: str) -> None:
     def sections(html):
-        return [attrs["id"] for tag, attrs in tags(html) if tag in ("h2", "h3") and "id" in attrs]
+        return markup.scan(html).headings
 
     def keys(html):
         return sorted({shown.key for shown in markup.scan(html).values})
 
     def statuses(html):
-        return [(mark["data-audit"], mark.get("data-claim", "")) for mark in audit_marks(html)]
+        return [(mark.status, mark.claims) for mark in audit_marks(html)]
 
     source = html_of(site, SOURCE, page)
     for lang in LANGUAGES:
@@ -369,7 +369,7 @@ def test_the_bibliography_lists_the_sources_the_page_cites(site, page, lang):
 @pytest.mark.parametrize("page", PAGES)
 def test_every_audit_mark_is_in_the_pages_audit_list(site, page, lang):
     html = html_of(site, lang, page)
-    marked = sorted((mark["data-audit"], mark["id"]) for mark in audit_marks(html))
+    marked = sorted((mark.status, mark.id) for mark in audit_marks(html))
     listed = sorted((status, target) for status, target, _ in audit_list(html))
     assert marked == listed
 
@@ -383,15 +383,15 @@ def test_verified_partly_and_refuted_marks_name_claims_that_passed_on_the_page(s
     rows = passed_rows(html)
     entries = {target: entry for _, target, entry in audit_list(html)}
     for mark in audit_marks(html):
-        status, claims = mark["data-audit"], mark.get("data-claim", "").split()
+        status, claims = mark.status, mark.claims
         if status not in ("verified", "partly", "refuted"):
             continue
         if status == "refuted" and not claims:
-            assert names_a_source(entries.get(mark["id"], "")), f"{mark['id']}: refuted by neither a claim nor a source"
+            assert names_a_source(entries.get(mark.id, "")), f"{mark.id}: refuted by neither a claim nor a source"
             continue
-        assert claims, f"{mark['id']} ({status}) has no data-claim"
+        assert claims, f"{mark.id} ({status}) has no data-claim"
         missing = [claim for claim in claims if claim not in rows]
-        assert not missing, f"{mark['id']} ({status}) names claims without a passed summary row here: {missing}"
+        assert not missing, f"{mark.id} ({status}) names claims without a passed summary row here: {missing}"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

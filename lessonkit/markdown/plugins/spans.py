@@ -10,6 +10,7 @@ from mdit_py_plugins.attrs import attrs_plugin
 from lessonkit import names
 from lessonkit.errors import BuildError
 from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.markup import Mark
 from lessonkit.measure import shown
 
 # What the evidence says of an author's statement, and what each status needs to say it.
@@ -195,9 +196,7 @@ def _audit(ctx, token, label: str, name: str) -> str:
         entry["ref_key"], entry["at"] = token.attrGet("ref"), token.attrGet("at") or ""
         entry["ref"] = ctx.inputs.reference(entry["ref_key"])
     ctx.out.audits.append(entry)
-    token.attrs = {"class": f"audit audit-{status}", "data-audit": status, "id": entry["id"]}
-    if entry["claims"]:
-        token.attrs["data-claim"] = " ".join(entry["claims"])
+    token.attrs = Mark(status, entry["id"], tuple(entry["claims"])).attrs(f"audit audit-{status}")
     label = escape(ctx.strings[f"audit_{status}"])
     # The mark opens the audit's panel beside the sentence (a popover, no script); its list entry repeats it.
     return (f'<button type="button" class="audit-mark audit-mark-{status}" popovertarget="audit-panel-{n}" '

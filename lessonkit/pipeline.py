@@ -14,7 +14,6 @@ docs/architecture.md says what flows between the stages and where the caches sit
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -103,6 +102,7 @@ def build(options: Options, say=print) -> dict:
     """load → measure → parse → draw → render → write. Returns what was done."""
     from lessonkit.cache.changed_values import changed_values
     from lessonkit.cache.pagecache import PageCache
+    from lessonkit.stages import render as stage
     from lessonkit.write import staging
 
     start = time.perf_counter()
@@ -113,7 +113,8 @@ def build(options: Options, say=print) -> dict:
     with staging.Staging(options.out) as site:  # the new site, beside the current one until write swaps it in
         pages = clock("parse", parse(course, measured, pages_cache, site, options, say))
         drawn = clock("draw", draw(course, pages, measured, options, say))
-        files, rendered = clock("render", render(course, pages, measured, drawn, pages_cache, site, options, say))
+        files, rendered = clock("render", stage.render(course, pages, measured, drawn, pages_cache, site, options, say,
+                                                       info=build_info(course, options), fork=may_fork(options)))
         clock("write", write(files, site, course, options, say))
     pages_cache.save(pages, options.out.resolve())
     freeze(course, measured, options, say)
@@ -267,107 +268,6 @@ def draw(course, pages: list, measured, options: Options, say) -> dict:
     return figures.draw_all(course.root, course.cache / "figures", wanted, measured.values,
                             timeout=course.site.config["experiment_timeout"], force=options.force, warn=say,
                             require_isolation=options.strict)
-
-
-def render(course, pages: list, measured, drawn: dict, pages_cache, site, options: Options,
-           say) -> tuple[dict, int]:
-    """Every file of the site. The pages that changed (and their side-by-side pages) are put through their
-    templates and written into the staging folder, in worker processes when many; unchanged pages are KEEP.
-    The rest come back as bytes for the write stage: figures, static files, the home, glossary, search,
-    sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered)."""
-    from lessonkit import figures, processes
-    from lessonkit.errors import BuildError
-    from lessonkit.load import plugins
-    from lessonkit.render import environment, side_by_side, templates
-    from lessonkit.write import staging, static
-
-    files: dict = static.static_files(course.root)
-    sizes = {}
-    for (fid, lang), svg in drawn.items():
-        files[f"figures/{fid}.{lang}.svg"] = svg
-        sizes[fid, lang] = figures.svg_size(svg)
-    labels = {b.page.url: b.collected.labels for b in pages}  # what {ref}s name, on every page
-    out = options.out.resolve()
-    todo = []
-    for built in pages:
-        resolved = {f"{url}#{label}": labels[url][label] for url, label, _ in built.collected.refs}
-        if pages_cache.unchanged_file(built, sizes, resolved, out):
-            files[built.page.url] = staging.KEEP  # the site's file is the one written for this page
-        else:
-            todo.append(built)
-        built.resolved = resolved
-    say(f"rendering {len(todo)} of {len(pages)} pages" if todo else "no page changed")
-    pairs, kept = side_by_side.to_make(course, pages, todo, sizes, pages_cache, out)
-    files.update(dict.fromkeys(kept, staging.KEEP))
-    if pairs:
-        say(f"rendering {len(pairs)} of {len(pairs) + len(kept)} side-by-side pages")
-    for built in todo + [b for _, _, src, other in pairs for b in (src, other)]:
-        if built.body is None:  # from the cache, but must be put together again: its body from the cache
-            built.body = pages_cache.body(built)
-            if built.body is None:  # the cache could not give it back
-                from lessonkit.markdown.stage import parse_again
-
-                parse_again(course, measured, built)
-    env, info = course.templates, build_info(course, options)
-    for name in ("page.html", "side_by_side.html", "_summary.html", "experiment.html"):  # compiled before forking
-        environment.get_template(env, name, course.root)
-
-    def make(i: int) -> None:
-        if i < len(todo):
-            b = todo[i]
-            url = b.page.url
-            html = templates.finish(templates.page_html(env, course, b, measured, info), b, course.strings[b.lang],
-                                    sizes, labels)
-        else:
-            url, _, src, b = pairs[i - len(todo)]
-            html = templates.side_by_side_html(env, course, src, b, measured, sizes, labels, info)
-        html = plugins.pages(course.plugins, html, {"url": url, "lang": b.lang, "title": b.page.meta["title"]})
-        site.put(url, html.encode("utf-8"))
-
-    count = len(todo) + len(pairs)
-    with processes.Pool(make, count, processes.workers_for(options.jobs, count, may_fork(options))):
-        # Meanwhile, here: the pages made from all pages, and the page cache's entries.
-        files.update(site_pages(course, pages, measured, env, info))
-        for built in todo:
-            files[built.page.url] = staging.WRITTEN
-            pages_cache.store(built, sizes)
-        for url, key, _, _ in pairs:
-            files[url] = staging.WRITTEN
-            pages_cache.store_extra(url, key)
-        pages_cache.pack(pages)
-    for built in pages:
-        for line, message in built.collected.warnings:
-            if options.strict:  # what a warning asks the author to mend, --strict requires
-                raise BuildError(message, built.page.path, line)
-            say(f"warning: {built.page.path}:{line}: {message}")
-    bare = sum(len(b.collected.unaccounted) for b in pages)
-    if bare:
-        say(f"note: {bare} number(s) in prose are neither measured, audited nor marked literal "
-            f"(python build.py --check lists them)")
-    return files, len(todo)
-
-
-def site_pages(course, pages: list, measured, env, info: dict) -> dict:
-    """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the experiments
-    a reader can run (and their source pages), the manifest."""
-    from lessonkit.render import templates
-    from lessonkit.write import staging
-
-    files = templates.experiment_files(env, course, measured, info)
-    if course.glossary:
-        for lang in course.site.languages:
-            files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")
-    files["index.html"] = templates.index_html(env, course, info, bool(course.glossary)).encode("utf-8")
-    files.update({name: text.encode("utf-8") for name, text in templates.extra_pages(env, course, info).items()})
-    config = course.site.config
-    files[staging.MANIFEST] = json.dumps({
-        "seed": course.seed, "seeds": course.seeds, "languages": course.site.languages,
-        "base_path": config.get("base_path", "/"), "stale": [[path, why] for path, why in course.site.stale.items()],
-        # Numbers in prose that nothing accounts for: --check reports them with their lines.
-        "unaccounted": [[str(b.page.path), line, number, excerpt]
-                        for b in pages for line, number, excerpt in b.collected.unaccounted],
-    }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no indent: the C encoder, 10× faster
-    return files
 
 
 def write(files: dict, site, course, options: Options, say) -> None:

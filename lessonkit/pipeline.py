@@ -220,9 +220,12 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
     from lessonkit.versions import package_version
 
     renderers = " ".join(package_version(name) for name in RENDERERS)  # a renderer upgrade re-renders every page
-    renderers += " pdf" if options.pdf else ""  # the pages link to their PDFs
     renderers += plugins.digest(course.plugins)  # their syntax and page hook make the pages
-    parsing = Parsing(course, measured, pages_cache, shared_inputs_key(course, ENGINE, renderers),
+    shared = shared_inputs_key(course, ENGINE, renderers)
+    # What the page templates read of the build (--pdf: the pages link to their PDFs), found in the templates.
+    shared += environment.build_facts_key(course.templates, course.cache / "build-facts.json", shared,
+                                          build_info(course, options))
+    parsing = Parsing(course, measured, pages_cache, shared,
                       force=options.force, jobs=options.jobs, fork=may_fork(options), say=say)
     with parsing:  # while the workers parse: create the files those pages go to, compile the templates
         site.prepare(side_by_side.files_of(parsing.todo, course.site))

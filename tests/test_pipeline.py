@@ -157,3 +157,35 @@ def test_a_failure_before_the_write_leaves_the_current_site_and_no_staging_folde
         pass
     assert files(out) == {"a.html": b"a"}
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_a_fact_of_the_build_a_page_template_reads_is_part_of_the_pages_key(tmp_path):
+    """A course's own page template that shows whether the site has search renders again when the option
+    changes: what the templates read of `build` is found in them, not listed by the engine."""
+    course = course_from(tmp_path / "c", """
+-- templates/page.html --
+{% extends "theme/page.html" %}
+{% block meta %}{{ super() }}<meta name="searchable" content="{{ build['search'] }}">{% endblock %}
+""")
+    build_here(course, search=False)
+    assert 'content="False"' in (course / "site" / "en" / "page.html").read_text("utf-8")
+    result, _ = build_here(course, search=True)
+    assert result["rendered"] == 2
+    assert 'content="True"' in (course / "site" / "en" / "page.html").read_text("utf-8")
+    result, _ = build_here(course, search=True, force=False)
+    assert result is None or result["rendered"] == 0  # unchanged: nothing rendered again
+
+
+def test_the_facts_a_template_reads_are_found_through_what_it_extends_and_includes():
+    import jinja2
+
+    from lessonkit.render.environment import build_facts_read
+
+    env = jinja2.Environment(loader=jinja2.DictLoader({
+        "page.html": '{% extends "base.html" %}{% block b %}{{ build.pdf }}{% include "part.html" %}{% endblock %}',
+        "base.html": "{{ build.seed }}{% block b %}{% endblock %}", "part.html": "{{ build['search'] }}",
+        "whole.html": '{% extends "base.html" %}{% block b %}{{ build | length }}{% endblock %}',
+        "computed.html": "{{ build[name] }}"}))
+    assert build_facts_read(env, ("page.html",)) == {"pdf", "seed", "search"}
+    assert build_facts_read(env, ("whole.html",)) is None  # build as a whole: every fact counts
+    assert build_facts_read(env, ("computed.html",)) is None

@@ -134,3 +134,57 @@ def render_template(env, course_root: Path, name: str, **context) -> str:
         raise
     except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, course_root) from None
+
+
+def build_facts_read(env: jinja2.Environment, names: tuple[str, ...]) -> set[str] | None:
+    """Which facts of `build` (what templates say about the build: seed, search, pdf …) the named templates and
+    every template they extend, include or import read, found in their source: what a page's cache key must
+    hold of them. None: a template uses `build` otherwise than by a name (whole, or by a computed key), so
+    every fact counts. A template that cannot be read is left to fail where it is rendered."""
+    from jinja2 import meta, nodes
+
+    seen, todo, read = set(), list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            source = env.loader.get_source(env, name)[0]
+            ast = env.parse(source)
+        except Exception:
+            continue
+        used = {id(n.node) for n in ast.find_all((nodes.Getattr, nodes.Getitem))
+                if isinstance(n.node, nodes.Name) and n.node.name == "build"}
+        for n in ast.find_all(nodes.Getattr):
+            if isinstance(n.node, nodes.Name) and n.node.name == "build":
+                read.add(n.attr)
+        for n in ast.find_all(nodes.Getitem):
+            if isinstance(n.node, nodes.Name) and n.node.name == "build":
+                if not isinstance(n.arg, nodes.Const):
+                    return None
+                read.add(str(n.arg.value))
+        if any(n.name == "build" and id(n) not in used for n in ast.find_all(nodes.Name) if n.ctx == "load"):
+            return None
+        todo += [t for t in meta.find_referenced_templates(ast) if t is not None]
+    return read
+
+
+def build_facts_key(env: jinja2.Environment, cache: Path, shared: str, info: dict) -> str:
+    """The facts of the build that the page templates read, as part of every page's key (a page that shows
+    its PDF links is rendered again when --pdf comes or goes, whoever wrote the template). Which facts they
+    read is kept in `cache` by the key of the templates (`shared`): finding them costs a parse of each."""
+    import json
+
+    from lessonkit.io import read_cache, write_cache
+
+    kept = read_cache(cache, {})
+    if isinstance(kept, dict) and kept.get("key") == shared and (kept.get("read") is None
+                                                               or isinstance(kept.get("read"), list)):
+        read = kept["read"]
+    else:
+        found = build_facts_read(env, ("page.html", "side_by_side.html"))
+        read = None if found is None else sorted(found)
+        write_cache(cache, {"key": shared, "read": read})
+    facts = info if read is None else {k: info.get(k) for k in read}
+    return " build " + json.dumps(facts, sort_keys=True, default=str)

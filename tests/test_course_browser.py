@@ -2,8 +2,8 @@
 
 What the engine does on every kind of page is checked once, on the kitchen-sink course
 (tests/test_site_browser.py). What a lesson's own content can still break is checked here on each of its
-pages: it loads with no console or page error and no failed or outside request, it fits a 375 px phone,
-and it stays within the byte and layout-shift budgets. Its links and anchors are `--check`'s
+pages: it loads with no console or page error and no failed or outside request, its formulas are laid out,
+it fits a 375 px phone, and it stays within the byte and layout-shift budgets. Its links and anchors are `--check`'s
 (tests/test_course.py runs it).
 """
 
@@ -38,10 +38,16 @@ def test_pages_named_at_collection_are_the_pages_of_the_site(site):
 
 @pytest.mark.parametrize("rel", PAGES)
 def test_page_loads_clean_and_fits_a_phone(tabs, rel, site_checks):
+    """Also: every formula of the lesson is laid out (a formula converts to MathML the kitchen sink may not
+    hold, and an empty box is invisible math)."""
     tab = tabs()
-    tab.visit(rel)
+    page = tab.visit(rel)
     site_checks["pages"].add(rel)
     assert tab.problems == [], "\n".join(tab.problems)
+    flat = page.eval_on_selector_all("main math", """els => els.filter(e => {
+        const r = e.getBoundingClientRect(); return !(r.width > 0 && r.height > 0) && !e.closest('[popover], details');
+    }).map(e => e.getAttribute('alttext') || e.textContent.slice(0, 40))""")
+    assert flat == [], f"{rel}: {len(flat)} formulas with an empty box: {flat[:5]}"
     phone = tabs("phone")
     page = phone.visit(rel)
     assert not (wide := overflow(page)), f"{rel}: {wide}"

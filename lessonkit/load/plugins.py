@@ -16,7 +16,6 @@ is one line naming the plugin.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
@@ -60,13 +59,23 @@ def installed(course: Path | None = None) -> dict:
     return out
 
 
-@dataclass(frozen=True)
 class Loaded:
-    """A plugin as site.yaml names it, and the object its entry point gave."""
+    """A plugin as site.yaml names it, the object its entry point gave, and the digest of its files. Equal, and
+    hashed, by name and files: the object itself may be unhashable."""
 
-    name: str
-    obj: object = field(compare=False, hash=False)
-    files: str = ""  # the digest of its files, for cache keys
+    __slots__ = ("name", "obj", "files")
+
+    def __init__(self, name: str, obj, files: str = ""):
+        self.name, self.obj, self.files = name, obj, files
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Loaded) and (self.name, self.files) == (other.name, other.files)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.files))
+
+    def __repr__(self) -> str:
+        return f"Loaded({self.name!r})"
 
 
 def load(names: list[str], where: tuple = (), course: Path | None = None) -> tuple[Loaded, ...]:

@@ -175,3 +175,41 @@ def test_a_plugin_that_fails_is_one_line_naming_it_and_the_site_is_kept(tmp_path
     if broken in ("no hooks", "import"):
         assert lines[0].startswith("error: content/site.yaml:"), lines[0]
     assert snapshot(course / "site") == before
+
+
+DATACLASS_PLUGIN = '''from dataclasses import dataclass, field
+
+
+@dataclass
+class Plugin:
+    seen: list = field(default_factory=list)
+
+    def page(self, html, page):
+        return html.replace("</head>", '<meta name="kbd-page" content="dc"></head>', 1)
+'''
+
+
+@pytest.mark.parametrize("layout", ["a namespace package", "a dataclass"])
+def test_a_plugin_of_another_shape_is_keyed_by_its_files(tmp_path, layout):
+    """A namespace package (no __init__.py) and an unhashable object are plugins too: each builds, an edit of its
+    file builds the pages again, and Python's bytecode beside it is not an edit."""
+    folder = tmp_path / "plugin"
+    (folder / "lk_shapes-1.0.dist-info").mkdir(parents=True)
+    module = "kbdns.kbd" if layout == "a namespace package" else "lk_dc"
+    (folder / "lk_shapes-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: lk-shapes\nVersion: 1.0\n")
+    (folder / "lk_shapes-1.0.dist-info" / "entry_points.txt").write_text(f"[lessonkit.plugins]\nkbd = {module}:Plugin\n")
+    source = folder / (module.replace(".", "/") + ".py")
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(DATACLASS_PLUGIN, "utf-8")
+    course = kbd_course(tmp_path / "c")
+    first = _fresh_build(course, folder)
+    assert first.returncode == 0, first.stderr
+    assert b'content="dc"' in snapshot(course / "site")["en/page.html"]
+    (source.parent / "__pycache__").mkdir(exist_ok=True)
+    (source.parent / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"bytecode")
+    again = _fresh_build(course, folder)
+    assert again.returncode == 0 and "up to date" in again.stdout + again.stderr, again.stdout + again.stderr
+    edit(source.parent, source.name, 'content="dc"', 'content="dc2"')
+    third = _fresh_build(course, folder)
+    assert third.returncode == 0, third.stderr
+    assert b'content="dc2"' in snapshot(course / "site")["en/page.html"]

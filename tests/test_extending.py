@@ -90,9 +90,9 @@ def test_an_edit_of_the_plugin_builds_the_pages_again(tmp_path, named):
     assert b'name="kbd-lang"' in after["parallel/en/page.html"]
 
 
-def test_a_process_that_loaded_a_plugin_refuses_to_build_with_it_once_it_changed(tmp_path, monkeypatch):
-    """A preview keeps the plugin's code it started with: once the files change, its pages would be keyed by code
-    that did not make them. It says so instead, in one line."""
+def _built_with_a_copy(tmp_path: Path, monkeypatch):
+    """A copy of the example plugin installed in this process (nothing of it loaded yet), and a course built
+    with it: (the plugin's folder, the course, its site's files)."""
     import shutil
     import sys
 
@@ -103,7 +103,15 @@ def test_a_process_that_loaded_a_plugin_refuses_to_build_with_it_once_it_changed
     sys.modules.pop("lessonkit_kbd", None)
     course = kbd_course(tmp_path / "c")
     build_here(course)
-    before = snapshot(course / "site")
+    return copy, course, snapshot(course / "site")
+
+
+def test_a_process_that_loaded_a_plugin_refuses_to_build_with_it_once_it_changed(tmp_path, monkeypatch):
+    """A preview keeps the plugin's code it started with: once the files change, its pages would be keyed by code
+    that did not make them. It says so instead, in one line."""
+    import sys
+
+    copy, course, before = _built_with_a_copy(tmp_path, monkeypatch)
     edit(copy, "lessonkit_kbd.py", 'name="kbd-page"', 'name="kbd-lang"')
     result = run_build("--out", course / "site", root=course)
     sys.modules.pop("lessonkit_kbd", None)
@@ -149,17 +157,9 @@ def test_a_plugin_not_installed_is_one_line_at_its_site_yaml_line(tmp_path):
     ("import", "import json\n", "import json\nimport no_such_module\n"),
 ])
 def test_a_plugin_that_fails_is_one_line_naming_it_and_the_site_is_kept(tmp_path, monkeypatch, broken, old, new):
-    import shutil
     import sys
 
-    copy = tmp_path / "plugin"
-    shutil.copytree(PLUGIN, copy)
-    monkeypatch.syspath_prepend(str(copy))
-    monkeypatch.setattr(plugins, "_IMPORTED", {})
-    sys.modules.pop("lessonkit_kbd", None)
-    course = kbd_course(tmp_path / "c")
-    build_here(course)
-    before = snapshot(course / "site")
+    copy, course, before = _built_with_a_copy(tmp_path, monkeypatch)
     edit(copy, "lessonkit_kbd.py", old, new)
     plugins._IMPORTED.clear()  # (a new process, as the command line is)
     sys.modules.pop("lessonkit_kbd", None)

@@ -178,7 +178,7 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
         if E_NOTATION.search(text):
             out.append(f"{rel}: value {key}: shows e-notation {text!r}")
         base = split_index(key)[0]
-        bound, tiny = m.bound_of(key), base in m.tiny
+        bound, tiny = m.bound_of(key), bool(m.entry(key).tiny)
         try:
             expected = show(value, fmt, strings[lang], bound, tiny)
             # Another machine, played here: every float moved by the noise its kernels could make.
@@ -193,7 +193,7 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
             out.append(f"{rel}: value {key}: shows {expected!r}, but {raw(moved)} (the same value as another "
                        f"machine may compute it) would show {show(moved, fmt, strings[lang], bound, tiny)!r}")
         if shown.low is not None or shown.high is not None:
-            span = m.ranges.get(key)
+            span = m.entry(key).range if base == key else None
             if span is None or (shown.low, shown.high) != (raw(span[0]), raw(span[1])):
                 out.append(f"{rel}: value {key}: range {shown.low}..{shown.high} is not the "
                            f"range over the seeds ({span and raw(span[0])}..{span and raw(span[1])})")
@@ -223,7 +223,7 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
         for claim in (m.claims[c] for c in sorted(s.claims & set(m.claims)) if c.startswith(name + ".")):
             if vid not in claim.criterion or (claim.key, key) in failed or not claim.on_course_seed:
                 continue  # (a claim that may and does fail on the course seed says so in its row)
-            values = {k.split(".", 1)[1]: v for k, v in m.values.items() if k.startswith(name + ".")}
+            values = m.numbers_of(name)
             values[vid] = shown
             if uses_sweep(claim.criterion):  # its other seeds' values, as the build judged it
                 values.update(sweep_values(next(r for r in m.reports if r.name == name)))

@@ -268,7 +268,7 @@ def draw(course, pages: list, measured, options: Options, say) -> dict:
     for built in pages:
         for fid, line in built.collected.figures:
             wanted.setdefault((fid, built.lang), (built.page.path, line))
-    return figures.draw_all(course.root, course.cache / "figures", wanted, measured.values,
+    return figures.draw_all(course.root, course.cache / "figures", wanted, measured.numbers(),
                             timeout=course.site.config["experiment_timeout"], force=options.force, warn=say,
                             require_isolation=options.strict)
 

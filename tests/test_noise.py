@@ -10,7 +10,7 @@ import pytest
 from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build
 
 from lessonkit import checks, markup
-from lessonkit.measure.claims import Measurements
+from lessonkit.measure.claims import Measurements, Value
 from lessonkit.measure.provenance import parameters
 
 
@@ -93,7 +93,7 @@ def test_a_list_element_that_breaks_its_bound_on_any_seed_is_refused(tmp_path):
 
 def test_the_check_plays_another_machine_on_every_shown_value():
     """--check re-formats every shown value moved by the noise of other kernels; a text that moves is a problem."""
-    m = Measurements(values={"e.ratio": 0.125, "e.safe": 0.1251})
+    m = Measurements(values={k: Value(k, v, "experiments/e.py") for k, v in {"e.ratio": 0.125, "e.safe": 0.1251}.items()})
     strings = {"en": {"tag": "en", "list_sep": ", ", "bound_below": "below {}", "bound_above": "more than {}",
                       "bound_all_below": "all below {}", "bound_all_above": "all more than {}"}}
     scan = markup.PageScan(lang="en", values=[markup.Shown("e.ratio", "0.125", ".2f", text="0.12", lang="en"),

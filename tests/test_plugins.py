@@ -10,7 +10,7 @@ from lessonkit.load.strings import load_strings
 from lessonkit.markdown import parser
 from lessonkit.markdown.plugins import fill_figure_slots
 from lessonkit.markdown.plugins.outline import strip_markers
-from lessonkit.measure.claims import Claim, Measurements
+from lessonkit.measure.claims import Claim, Measurements, Value
 from lessonkit.model import Page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,12 +19,13 @@ STRINGS = load_strings(ROOT, ["zh", "en"])
 
 def measurements() -> Measurements:
     m = Measurements()
-    m.values = {"exp.ratio": 1.08e-7, "exp.rank": 4, "exp.d": 48, "exp.ranks": [4, 4]}
+    m.values = {k: Value(k, v, "experiments/exp.py")
+                for k, v in {"exp.ratio": 1.08e-7, "exp.rank": 4, "exp.d": 48, "exp.ranks": [4, 4]}.items()}
     claim = Claim(key="exp.vanish", criterion="exp.ratio < 1e-6", text={"zh": "消失", "en": "vanishes"},
                   shows=["exp.ratio"], refuted=False, note={}, experiment="experiments/exp.py",
                   seed=0, params={}, source_lines=[1, 2], versions={})
     m.claims = {claim.key: claim}
-    m.claim_of_value = m.claim_listing = {"exp.ratio": "exp.vanish"}
+    m.values["exp.ratio"].claim = m.values["exp.ratio"].listing = "exp.vanish"
     return m
 
 

@@ -56,37 +56,51 @@ def required(share: float, seeds: int) -> int:
 
 
 @dataclass
+class Value:
+    """A value the pages may show: the course seed's number, and all the build knows of it."""
+
+    key: str  # "multires.p2.ratio"
+    number: object  # int, float or a list of them: the course seed's
+    file: str  # the experiment that stores it
+    line: int | None = None  # the line that stores it
+    bound: object = None  # [op, limit] (the value, or each element) or a list of [op, limit] / None per element
+    tiny: str = ""  # why a float below the noise floor is a measurement
+    parameter: tuple | None = None  # ("set" | "computed", line): not measured
+    counted: bool = False  # counted by the build from the claims (claims.held …)
+    range: tuple | None = None  # a scalar's (min, max) over the seeds
+    claim: str | None = None  # the claim whose tick it carries
+    listing: str | None = None  # the first claim that lists it (its row)
+
+
+@dataclass
 class Measurements:
-    values: dict = field(default_factory=dict)  # full key -> value (the course seed's)
+    values: dict = field(default_factory=dict)  # full key -> Value
     claims: dict = field(default_factory=dict)  # full key -> Claim
-    claim_of_value: dict = field(default_factory=dict)  # value key -> the claim whose tick it carries
-    claim_listing: dict = field(default_factory=dict)  # value key -> the first claim that lists it (its row)
-    # value key -> [op, limit] (the value, or every element of a list) or a list of [op, limit] / None per element
-    bounds: dict = field(default_factory=dict)
-    tiny: dict = field(default_factory=dict)  # value key -> why a float below the noise floor is a measurement
-    parameters: dict = field(default_factory=dict)  # value key -> ("set" | "computed", line): not measured
-    lines: dict = field(default_factory=dict)  # value key -> (experiment file, line that stores it)
-    counted: set = field(default_factory=set)  # value keys the build counts from the claims (claims.held …)
-    ranges: dict = field(default_factory=dict)  # scalar value key -> (min, max) over the seeds
     seeds: list = field(default_factory=list)
     reports: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # claims that do not hold (collect(gather=True)): BuildErrors
 
+    def entry(self, key: str) -> Value:
+        """The Value a key (or an element's key, `key[i]`) belongs to."""
+        base = split_index(key)[0]
+        try:
+            return self.values[base]
+        except KeyError:
+            raise BuildError(f"unknown value key {base!r}{suggest(base, self.values)}") from None
+
     def bound_of(self, key: str):
         """The bound `key` is shown as: the whole value's, or its element's (None: shown as digits)."""
         base, index = split_index(key)
-        bound = self.bounds.get(base)
-        if bound is None or index is None or isinstance(bound[0], str):
-            return bound
+        entry = self.values.get(base)
+        bound = entry and entry.bound
+        if not bound or index is None or isinstance(bound[0], str):
+            return bound or None
         return bound[index]
 
     def value(self, key: str):
         """A value by key; `key[i]` is element i of a list value (negative counts from the end)."""
         base, index = split_index(key)
-        try:
-            value = self.values[base]
-        except KeyError:
-            raise BuildError(f"unknown value key {base!r}{suggest(base, self.values)}") from None
+        value = self.entry(key).number
         if index is None:
             return value
         if not isinstance(value, list):
@@ -94,6 +108,14 @@ class Measurements:
         if not -len(value) <= index < len(value):
             raise BuildError(f"value {base!r} has {len(value)} elements: [{index}] is out of range")
         return value[index]
+
+    def numbers(self) -> dict:
+        """Every value's number by full key, as figure recipes read them."""
+        return {k: v.number for k, v in self.values.items()}
+
+    def numbers_of(self, experiment: str) -> dict:
+        """An experiment's values' numbers by id, as its criteria read them."""
+        return {k.split(".", 1)[1]: v.number for k, v in self.values.items() if k.startswith(experiment + ".")}
 
     def claim(self, key: str) -> Claim:
         try:
@@ -162,8 +184,7 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None, gather: boo
     for report in reports:
         name, data = report.name, report.data
         for vid, value in data["values"].items():
-            m.values[f"{name}.{vid}"] = value
-            m.lines[f"{name}.{vid}"] = (str(report.path), data.get("lines", {}).get(vid))
+            m.values[f"{name}.{vid}"] = Value(f"{name}.{vid}", value, str(report.path), data.get("lines", {}).get(vid))
         _declarations(m, report)
         _spread(m, report)
         passed = 0
@@ -184,22 +205,22 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None, gather: boo
                 m.failures.append(exc)
                 claim.held = 0
             read = reads(claim.criterion, data["values"])
-            claim.measures = any(f"{name}.{vid}" not in m.parameters for vid in read)
+            claim.measures = any(not m.values[f"{name}.{vid}"].parameter for vid in read)
             passed += claim.passed
             m.claims[claim.key] = claim
             for vkey in claim.shows if claim.on_course_seed else ():
-                m.claim_listing.setdefault(vkey, claim.key)
-                if vkey not in m.parameters:  # a parameter is set, not verified: it carries no tick
-                    m.claim_of_value.setdefault(vkey, claim.key)
+                entry = m.values.get(vkey)
+                if entry is None:
+                    continue
+                entry.listing = entry.listing or claim.key
+                if not entry.parameter:  # a parameter is set, not verified: it carries no tick
+                    entry.claim = entry.claim or claim.key
         # Counts a page can state honestly: claims that hold, and first criteria the data still refutes.
         refuted = sum(1 for c in data["claims"] if c["refuted"])
-        for k in ("passed", "total", "held", "refuted"):
-            m.counted.add(f"{name}.claims.{k}")
-            m.lines[f"{name}.claims.{k}"] = (str(report.path), None)
-        m.values[f"{name}.claims.passed"] = passed
-        m.values[f"{name}.claims.total"] = len(data["claims"])
-        m.values[f"{name}.claims.held"] = len(data["claims"]) - refuted
-        m.values[f"{name}.claims.refuted"] = refuted
+        counts = {"passed": passed, "total": len(data["claims"]), "held": len(data["claims"]) - refuted,
+                  "refuted": refuted}
+        for k, n in counts.items():
+            m.values[f"{name}.claims.{k}"] = Value(f"{name}.claims.{k}", n, str(report.path), counted=True)
     return m
 
 
@@ -403,7 +424,7 @@ def _declarations(m: Measurements, report: Report) -> None:
         problem = "it is not a value" if value is None else _bad_bound(bound, value)
         if problem:
             raise BuildError(f"value {key}: {problem}", report.path, data.get("lines", {}).get(vid))
-        m.bounds[key] = bound
+        m.values[key].bound = bound
         for seed in report.seeds:  # a bound must hold on every seed
             x = report.runs[seed]["values"].get(vid)
             xs = x if isinstance(x, list) else [x]
@@ -415,11 +436,11 @@ def _declarations(m: Measurements, report: Report) -> None:
                                      f"which it is not", report.path, data.get("lines", {}).get(vid))
     for vid, why in data.get("tiny", {}).items():
         if vid in data["values"] and isinstance(why, str) and why.strip():
-            m.tiny[f"{name}.{vid}"] = why
+            m.values[f"{name}.{vid}"].tiny = why
     for vid in data["values"]:
         found = parameter_of(report.parameters, vid)
         if found and all(report.runs[s]["values"].get(vid) == data["values"][vid] for s in report.seeds):
-            m.parameters[f"{name}.{vid}"] = found
+            m.values[f"{name}.{vid}"].parameter = found
 
 
 def _spread(m: Measurements, report: Report) -> None:
@@ -428,7 +449,7 @@ def _spread(m: Measurements, report: Report) -> None:
     for vid, value in report.data["values"].items():
         key = f"{name}.{vid}"
         seen = [report.runs[s]["values"].get(vid) for s in report.seeds]
-        if key in m.bounds:
+        if m.values[key].bound:
             continue
         if isinstance(value, (int, float)) and all(isinstance(x, (int, float)) for x in seen):
-            m.ranges[key] = (min(seen), max(seen))
+            m.values[key].range = (min(seen), max(seen))

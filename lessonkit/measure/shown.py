@@ -21,8 +21,9 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
     (as a bound, or as a tiny measurement), and a number whose text another machine could change."""
     from lessonkit.measure.claims import split_index
 
-    base, index = split_index(key)
-    bound, tiny = m.bound_of(key), base in m.tiny
+    base = split_index(key)[0]
+    entry = m.entry(key)
+    bound, tiny = m.bound_of(key), bool(entry.tiny)
     try:
         shown = show(value, spec, strings, bound, tiny)
     except FormatError as exc:
@@ -33,7 +34,7 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
         if b is not None or isinstance(x, int):
             continue
         name = f"{base}[{i}]" if many else key
-        path, line = m.lines.get(base, (None, None))
+        path, line = entry.file, entry.line
         if abs(x) < NOISE_FLOOR and not tiny:
             raise BuildError(f"value {name} = {x!r} is below {NOISE_FLOOR:g}: it cannot be told from floating-point "
                              f"noise; return it as harness.below(x, limit), or as harness.tiny(x, why=...) if it is "
@@ -48,24 +49,19 @@ def text(m, strings: dict, key: str, value, spec: str | None) -> str:
 def parameter_label(m, strings: dict, key: str, short: bool = False) -> str | None:
     """Where a value that is not a measurement comes from: "set by experiments/heads.py (PARAMS, line 43)",
     "computed from the parameters alone (…)", "counted by the build (…)"; None for a measurement."""
-    from lessonkit.measure.claims import split_index
-
-    base = split_index(key)[0]
-    if base in m.counted:
-        return strings["counted"].format(file=m.lines[base][0])
-    found = m.parameters.get(base)
-    if found is None:
+    entry = m.entry(key)
+    if entry.counted:
+        return strings["counted"].format(file=entry.file)
+    if entry.parameter is None:
         return None
-    kind, line = found
+    kind, line = entry.parameter
     # short: in the experiment's own panel, which names the file already
-    return strings[f"param_{kind}{'_here' if short else ''}"].format(file=m.lines.get(base, ("",))[0], line=line)
+    return strings[f"param_{kind}{'_here' if short else ''}"].format(file=entry.file, line=line)
 
 
 def target(m, key: str) -> tuple[str | None, str]:
     """Where a value's mark leads: (the claim that verifies it, or None; the experiment's name)."""
-    from lessonkit.measure.claims import split_index
-
-    return m.claim_of_value.get(split_index(key)[0]), key.split(".", 1)[0]
+    return m.entry(key).claim, key.split(".", 1)[0]
 
 
 def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, spread: bool = False) -> str:
@@ -74,14 +70,12 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
     Marks stay quiet: a value a claim verifies carries a small ✓ that opens the claim's provenance;
     a parameter (no claim) is itself the control that opens its experiment's provenance, with no
     badge; mark=False (a repeat in the same paragraph, the summary table) shows the number alone."""
-    from lessonkit.measure.claims import split_index
-
-    value = m.value(key)
+    value, entry = m.value(key), m.entry(key)
     shown = text(m, strings, key, value, spec)
     bound = m.bound_of(key)
     extra, low, high = "", None, None
-    if spread and key in m.ranges and len(m.seeds) > 1:
-        low, high = m.ranges[key]
+    if spread and entry.key == key and entry.range and len(m.seeds) > 1:
+        low, high = entry.range
         if low == high:
             extra = strings["range_same"].format(n=len(m.seeds))
         else:
@@ -90,7 +84,7 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
         extra = f'<br><small class="range">{escape(extra)}</small>'
     claim, experiment = target(m, key)
     attrs = Shown(key=key, value=raw(value), format=spec, bound=None if bound is None else bound_attr(bound),
-                  tiny=split_index(key)[0] in m.tiny, low=None if low is None else raw(low),
+                  tiny=bool(entry.tiny), low=None if low is None else raw(low),
                   high=None if high is None else raw(high), claim=claim).attrs()
     # Declarative popovers: they open by click, tap or keyboard, with JavaScript off too.
     if claim:

@@ -29,7 +29,7 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
 
     def values(keys):
         return [{"key": k, "raw": raw(m.value(k)), "noise": m.bound_of(k) is not None,
-                 "tiny": m.tiny.get(k.partition("[")[0], ""), "set": shown.parameter_label(m, strings, k, short=True) or ""}
+                 "tiny": m.entry(k).tiny, "set": shown.parameter_label(m, strings, k, short=True) or ""}
                 for k in keys]
 
     out = []
@@ -44,7 +44,7 @@ def panels(root: Path, m, collected, strings: dict) -> list[dict]:
                     "name": report.name})
     for report in m.reports:
         if report.name in collected.experiments:
-            keys = [k for k in collected.values if k.startswith(report.name + ".") and k.partition("[")[0] not in m.claim_of_value]
+            keys = [k for k in collected.values if k.startswith(report.name + ".") and not m.entry(k).claim]
             lines = [provenance.value_line(report, k) for k in keys]
             anchor = names.experiment_anchor(report.name)
             out.append({"id": names.panel_id(anchor), "anchor": anchor, "claim": None, "shown": values(keys),
@@ -72,8 +72,8 @@ def experiment_rows(m, collected) -> list[dict]:
                          "anchor": names.experiment_anchor(report.name), "seed": data["seed"],
                          "params": data["params"], "versions": data["versions"], "lines": data["source_lines"],
                          "code_hash": report.code_hash, "frozen": frozen_of(report),
-                         "held": m.values.get(f"{report.name}.claims.held"),
-                         "refuted": m.values.get(f"{report.name}.claims.refuted")})
+                         "held": m.value(f"{report.name}.claims.held"),
+                         "refuted": m.value(f"{report.name}.claims.refuted")})
     return rows
 
 

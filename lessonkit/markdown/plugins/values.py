@@ -23,7 +23,7 @@ def _value(ctx, key: str, spec: str | None, paragraph) -> str:
     m = ctx.measurements
     ctx.out.shown[key + (f":{spec}" if spec else "")] = shown.text(m, ctx.strings, key, m.value(key), spec)
     claim, experiment = shown.target(ctx.measurements, key)
-    listing = m.claim_listing.get(key.partition("[")[0])  # the row that lists it, a parameter's included
+    listing = m.entry(key).listing  # the row that lists it, a parameter's included
     if listing:
         ctx.show_claim(listing)
     if not claim:

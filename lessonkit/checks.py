@@ -89,6 +89,7 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
     for rel, s in scans.items():
         problems += _check_links(rel, s, scans, files, manifest.get("base_path", "/"))
         problems += _check_values(rel, s, measurements, strings)
+        problems += _check_written(root, rel, s)
         problems += _check_claims(rel, s, measurements)
         shown_claims |= s.claims
         if s.images_without_alt:
@@ -203,6 +204,27 @@ def _check_values(rel: str, s: PageScan, m, strings: dict) -> list[str]:
                     out.append(f"{rel}: value {key}: the end {raw(end)} of its range over the seeds would show "
                                f"other digits on another machine")
     return out
+
+
+def _check_written(root: Path, rel: str, s: PageScan) -> list[str]:
+    """Every value a page's Markdown shows is on the page with its key: a template or a partial of the theme
+    that dropped the marks would show numbers that no check can trace."""
+    from collections import Counter
+
+    from lessonkit.load.texts import split_front_matter
+    from lessonkit.markdown.plugins.values import written
+
+    source = root / "content" / (rel.removesuffix(".html") + ".md")
+    if not rel.endswith(".html") or not source.is_file():
+        return []
+    try:
+        body = split_front_matter(source.read_text("utf-8"), source)[1]
+    except (OSError, UnicodeError, BuildError) as exc:
+        return [f"{rel}: its source {source.relative_to(root)} cannot be read ({exc})"]
+    marked = Counter(v.key for v in s.values)
+    return [f"{rel}: value {key} is written {n} time(s) in {source.relative_to(root)} but marked {marked[key]} "
+            f"time(s) on the page: a template or partial dropped its data-key" for key, n in sorted(written(body).items())
+            if marked[key] < n]
 
 
 def _check_claims(rel: str, s: PageScan, m) -> list[str]:

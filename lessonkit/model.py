@@ -191,6 +191,7 @@ class Course:
     seeds: list  # the seeds every experiment runs on; the first is the course seed
     templates: object = None  # the Jinja environment the load stage made: every page (and worker) renders with it
     plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/load/plugins.py)
+    parts: object = None  # the theme's partials (lessonkit/load/parts.py)
 
     @property
     def cache(self) -> Path:

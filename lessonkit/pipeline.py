@@ -154,6 +154,7 @@ def _audits(course, pages: list) -> dict:
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
     from lessonkit.load import content, inputs, plugins, references
+    from lessonkit.load.parts import Parts
     from lessonkit.load.strings import load_strings
     from lessonkit.model import Course
     from lessonkit.render import environment
@@ -182,7 +183,8 @@ def load(options: Options, say):
         parser.parser(chosen)
     return Course(root, site, strings, content.load_glossary(root, site.languages), sources,
                   seed_set(site.config, options),
-                  templates=environment.environment(root, strings, root / ".cache" / "templates"), plugins=chosen)
+                  templates=environment.environment(root, strings, root / ".cache" / "templates"), plugins=chosen,
+                  parts=Parts(root))
 
 
 def measure(course, options: Options, say):

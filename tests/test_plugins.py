@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.errors import BuildError
+from lessonkit.load.parts import Parts
 from lessonkit.load.strings import load_strings
 from lessonkit.markdown import parser
 from lessonkit.markdown.plugins import fill_figure_slots
@@ -15,6 +16,7 @@ from lessonkit.model import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = load_strings(ROOT, ["zh", "en"])
+PARTS = Parts(ROOT)
 
 
 def measurements() -> Measurements:
@@ -33,7 +35,7 @@ def render(md: str, lang: str = "en", body_line: int = 5, slugs=("a", "dir/b"), 
            glossary=None, references=None, sizes=None):
     """A page's Markdown through the plugins: (HTML with figure sizes filled in, what the page collected)."""
     page = Page(slug, lang, Path(f"content/{lang}/{slug}.md"), {"title": "T"}, md, body_line, "0" * 12)
-    inputs = parser.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {})
+    inputs = parser.Inputs(measurements(), STRINGS, set(slugs), glossary or [], references or {}, parts=PARTS)
     body, collected = parser.to_html(page, inputs)
     # As render.py puts a page together: figure sizes filled in, the block markers (for side-by-side pages) gone.
     body = strip_markers(body)
@@ -244,7 +246,7 @@ def test_figures_tables_and_equations_are_numbered_and_named_in_each_language():
                                     "eq:sm": [1, "eq-sm"], "table:costs": [1, "table-costs"]}
         assert collected.refs == [(f"{lang}/a.html", "fig:exp.b", 5), (f"{lang}/a.html", "eq:sm", 5),
                                   (f"{lang}/a.html", "table:costs", 5)]
-        filled = fill_refs(html, f"{lang}/a.html", {f"{lang}/a.html": collected.labels}, STRINGS[lang])
+        filled = fill_refs(html, f"{lang}/a.html", {f"{lang}/a.html": collected.labels}, STRINGS[lang], PARTS)
         assert f'<a class="xref" href="#fig-exp-b">{fig}</a>' in filled
         assert f'<a class="xref" href="#eq-sm">{eq}</a>' in filled and f'<a class="xref" href="#table-costs">{table}</a>' in filled
         assert '<div class="math-display numbered" id="eq-sm" tabindex="0"><math' in html
@@ -257,7 +259,7 @@ def test_a_reference_to_another_page_links_there():
 
     html, collected = render("As {ref}`dir/b.md#fig:exp.a` shows.")
     assert collected.refs == [("en/dir/b.html", "fig:exp.a", 5)]
-    filled = fill_refs(html, "en/a.html", {"en/dir/b.html": {"fig:exp.a": [3, "fig-exp-a"]}}, STRINGS["en"])
+    filled = fill_refs(html, "en/a.html", {"en/dir/b.html": {"fig:exp.a": [3, "fig-exp-a"]}}, STRINGS["en"], PARTS)
     assert '<a class="xref" href="dir/b.html#fig-exp-a">Figure 3</a>' in filled
     assert "name a figure, table or equation" in error_of("{ref}`lemma:x`")
     assert "is not a page of the course" in error_of("{ref}`nowhere.md#fig:x`")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from html import escape
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -42,6 +41,7 @@ class Inputs:
     glossary: list = field(default_factory=list)
     references: dict = field(default_factory=dict)
     plugins: tuple = ()  # the course's plugins (lessonkit/load/plugins.py): their markdown() adds syntax
+    parts: object = None  # the theme's partials (lessonkit/load/parts.py): the HTML each feature writes
 
     def glossary_entry(self, lang: str, text: str, key: str | None) -> dict:
         for entry in self.glossary:
@@ -170,15 +170,25 @@ def _highlight_made_by() -> str:
 HIGHLIGHTED = Memo(_highlight_made_by)
 
 
-def _highlight(code: str, lang: str, attrs) -> str:
+def _highlighted(code: str, lang: str) -> str:
     def make() -> str:
         from pygments import highlight
 
-        body = highlight(code, _lexer(lang), _formatter())
-        # A long line scrolls inside the block, which a keyboard reader reaches by focus (as a wide table).
-        return f'<pre class="code" tabindex="0"><code class="language-{escape(lang or "text")}">{body}</code></pre>'
+        return highlight(code, _lexer(lang), _formatter())
 
     return HIGHLIGHTED.get(f"{lang}\0{code}", make)
+
+
+def _fence(self, tokens, idx, options, env):
+    """A fenced code block, highlighted, through the partial parts/code.html."""
+    from markdown_it.common.utils import unescapeAll
+    from markupsafe import Markup
+
+    token = tokens[idx]
+    info = unescapeAll(token.info).strip() if token.info else ""
+    lang = info.split(maxsplit=1)[0] if info else ""
+    code = Markup(_highlighted(token.content, lang))
+    return env["ctx"].inputs.parts("code", language=lang or "text", code=code) + "\n"
 
 
 def _table_open(self, tokens, idx, options, env):
@@ -195,7 +205,7 @@ def parser(plugins: tuple = ()) -> MarkdownIt:
     """The parser, with the course's plugins' syntax after the engine's own."""
     from lessonkit.load.plugins import call
 
-    md = MarkdownIt("commonmark", {"highlight": _highlight, "html": False})
+    md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
     md.use(lines_plugin)
     md.use(math_plugin)
@@ -210,6 +220,7 @@ def parser(plugins: tuple = ()) -> MarkdownIt:
     md.use(outline_plugin)  # last: it marks the top-level blocks the others made
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("table_close", _table_close)
+    md.add_render_rule("fence", _fence)
     for plugin in plugins:
         call(plugin, "markdown", md)
     return md

@@ -45,7 +45,7 @@ class Parsing:
         site = course.site
         common = f"{shared}\0{course.seeds}"
         self.inputs = parser.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
-                                    course.references, course.plugins)
+                                    course.references, course.plugins, course.parts)
         self.course, self.say = course, say
         navs = site.navigation()
         self.pages: list[Built] = []
@@ -116,6 +116,6 @@ class Parsing:
 def parse_again(course, measurements, built: Built) -> None:
     """A cached page whose body the cache cannot give back: parse it now."""
     inputs = parser.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
-                           course.references, course.plugins)
+                           course.references, course.plugins, course.parts)
     built.body, built.collected = parser.to_html(built.page, inputs)
     built.parsed = True

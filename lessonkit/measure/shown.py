@@ -6,7 +6,7 @@ The Markdown plugin ({val}) and the verification summary both show values throug
 
 from __future__ import annotations
 
-from html import escape
+from markupsafe import Markup
 
 from lessonkit.errors import BuildError
 from lessonkit.markup import Shown
@@ -64,8 +64,9 @@ def target(m, key: str) -> tuple[str | None, str]:
     return m.entry(key).claim, key.split(".", 1)[0]
 
 
-def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, spread: bool = False) -> str:
-    """A value as the page shows it; with spread, also its range over the seeds (data-min/data-max).
+def value_html(parts, m, strings: dict, key: str, spec: str | None, mark: bool = True, spread: bool = False) -> str:
+    """A value as the page shows it (the partial parts/value.html); with spread, also its range over the seeds
+    (data-min/data-max).
 
     Marks stay quiet: a value a claim verifies carries a small ✓ that opens the claim's provenance;
     a parameter (no claim) is itself the control that opens its experiment's provenance, with no
@@ -73,7 +74,7 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
     value, entry = m.value(key), m.entry(key)
     shown = text(m, strings, key, value, spec)
     bound = m.bound_of(key)
-    extra, low, high = "", None, None
+    extra, low, high = None, None, None
     if spread and entry.key == key and entry.range and len(m.seeds) > 1:
         low, high = entry.range
         if low == high:
@@ -81,25 +82,18 @@ def value_html(m, strings: dict, key: str, spec: str | None, mark: bool = True, 
         else:
             span = f"{text(m, strings, key, low, spec)} – {text(m, strings, key, high, spec)}"
             extra = strings["range"].format(range=span, n=len(m.seeds))
-        extra = f'<br><small class="range">{escape(extra)}</small>'
     claim, experiment = target(m, key)
     attrs = Shown(key=key, value=raw(value), format=spec, bound=None if bound is None else bound_attr(bound),
                   tiny=bool(entry.tiny), low=None if low is None else raw(low),
                   high=None if high is None else raw(high), claim=claim).attrs()
-    # Declarative popovers: they open by click, tap or keyboard, with JavaScript off too.
-    if claim:
-        number = f'<span class="num">{escape(shown)}</span>'
-        if mark:
-            number += (f'<button type="button" class="mark" popovertarget="{escape(panel_id(claim_anchor(claim)))}" '
-                       f'aria-label="{escape(strings["verified"])}: {escape(key)}">✓</button>')
-    elif mark:
+    source = ""
+    if mark and not claim:
         label = parameter_label(m, strings, key)
         source = f"{key} {label}" if label else f'{strings["measured_by"]} {key}'
-        number = (f'<button type="button" class="num param" popovertarget="{escape(panel_id(experiment_anchor(experiment)))}" '
-                  f'aria-label="{escape(shown)}, {escape(source)}">{escape(shown)}</button>')
-    else:
-        number = f'<span class="num">{escape(shown)}</span>'
-    return f'<span class="value" {attrs}>{number}</span>{extra}'
+    # Declarative popovers: they open by click, tap or keyboard, with JavaScript off too.
+    panel = panel_id(claim_anchor(claim)) if claim else panel_id(experiment_anchor(experiment))
+    return parts("value", key=key, shown=shown, attrs=Markup(attrs), claim=claim, mark=mark, panel=panel,
+                 verified=strings["verified"], source=source, range=extra, strings=strings)
 
 
 def bound_attr(bound) -> str:
@@ -111,11 +105,10 @@ def bound_attr(bound) -> str:
     return json.dumps([f"{b[0]}{b[1]!r}" if b else None for b in bound])
 
 
-def claim_status_html(m, strings: dict, key: str) -> str:
+def claim_status_html(parts, m, strings: dict, key: str) -> str:
+    """{claim}`key` (the partial parts/claim_status.html); a derivation from the parameters holds, but it is
+    no measurement: it carries no tick."""
     claim = m.claim(key)
-    if not claim.measures:  # a derivation from the parameters holds, but it is no measurement: no tick
-        return (f'<a class="claim-status derived" data-claim="{escape(key)}" href="#{claim_anchor(key)}">'
-                f'ⓘ {escape(strings["derived"])}</a>')
-    status = strings["refuted_holds"] if claim.refuted else strings["passed"]
-    return (f'<a class="claim-status" data-claim="{escape(key)}" href="#{claim_anchor(key)}">'
-            f'✓ {escape(status)}</a>')
+    label = strings["derived"] if not claim.measures else strings["refuted_holds"] if claim.refuted else strings["passed"]
+    return parts("claim_status", key=key, anchor=claim_anchor(key), measures=claim.measures, label=label,
+                 strings=strings)

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from lessonkit import names
 from lessonkit.errors import BuildError
-from lessonkit.load import theme
+from lessonkit.load.parts import Loader, template_error
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -29,32 +29,6 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
             pass
 
 
-THEME = "theme/"
-
-
-class _CourseLoader(jinja2.FileSystemLoader):
-    """Templates from the course's templates/, then the default theme's (theme.py): a link that leads outside
-    the course and the default theme is refused (the static files' rule)."""
-
-    def __init__(self, root: Path):
-        super().__init__([str(folder) for folder in theme.folders(root)])
-        self.tops = [root.resolve(), theme.DEFAULT]
-        self.default = jinja2.FileSystemLoader(str(theme.DEFAULT))
-
-    def get_source(self, environment, template):
-        # "theme/NAME" is the default theme's NAME even where the course has its own: a course's page.html
-        # may extend the theme's ({% extends "theme/page.html" %}) and override a block or two.
-        if template.startswith(THEME):
-            source, filename, uptodate = self.default.get_source(environment, template.removeprefix(THEME))
-        else:
-            source, filename, uptodate = super().get_source(environment, template)
-        tops = self.tops
-        if not any(Path(filename).resolve().is_relative_to(top) for top in tops):
-            raise BuildError(f"template {template!r} links to a file outside the course: refused",
-                             f"templates/{template}")
-        return source, filename, uptodate
-
-
 def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.Environment:
     try:
         if cache is not None:
@@ -62,7 +36,7 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
     except OSError:
         cache = None
     env = jinja2.Environment(
-        loader=_CourseLoader(root),
+        loader=Loader(root),
         # Compiled templates are kept between builds (Jinja checks each template's mtime).
         bytecode_cache=_BytecodeCache(str(cache)) if cache is not None else None,
         autoescape=jinja2.select_autoescape(["html", "xml"]),
@@ -93,29 +67,6 @@ def warm(env: jinja2.Environment) -> None:
             env.get_template(name)
         except Exception:  # reported where the template is used
             continue
-
-
-def template_error(exc: Exception, root: Path) -> BuildError:
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        name = exc.filename or exc.name or "templates"
-        path = Path(name)
-        shown = theme.shown(root, path) if path.is_absolute() else f"templates/{name}"
-        return BuildError(f"template syntax error: {exc.message}", shown, exc.lineno)
-    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
-    where, line = "templates", None
-    tb = exc.__traceback__
-    folders = tuple(str(folder) + "/" for folder in theme.folders(root))
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(folders):
-            where, line = theme.shown(root, Path(filename)), tb.tb_lineno
-        tb = tb.tb_next
-    if isinstance(exc, RecursionError):  # most often a template that extends (or includes) its own name
-        name = Path(where).name
-        return BuildError(f"template error: it extends or includes itself; to build on the default theme's "
-                          f"{name}, write {{% extends \"{THEME}{name}\" %}}", where, line)
-    kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
-    return BuildError(f"template error: {kind}{exc}", where, line)
 
 
 def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Template:

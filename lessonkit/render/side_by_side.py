@@ -93,7 +93,7 @@ def _prefixed(html: str, prefix: str) -> str:
     return _LOCAL.sub(lambda m: f'{m.group(1)}="#{prefix + m.group(2) if m.group(2) in own else m.group(2)}"', html)
 
 
-def body(src, other, here: str, sizes: dict, labels: dict, strings: dict) -> tuple[list[tuple[str, str]], list[str]]:
+def body(src, other, here: str, sizes: dict, labels: dict, strings: dict, parts) -> tuple[list[tuple[str, str]], list[str]]:
     """The aligned rows of the two pages (slots filled, links relocated, the translation's ids prefixed), and the
     glossary terms both show."""
     from lessonkit.markdown.plugins import fill_refs
@@ -102,7 +102,7 @@ def body(src, other, here: str, sizes: dict, labels: dict, strings: dict) -> tup
     columns = []
     for built, own_prefix in ((src, ""), (other, prefix)):
         html = fill_figure_slots(built.body.replace(SUMMARY_SLOT, ""), sizes, built.lang)
-        html = fill_refs(html, built.page.url, labels, strings[built.lang])
+        html = fill_refs(html, built.page.url, labels, strings[built.lang], parts)
         html = _relocate(html, built.page.url, here)
         # A cross-reference into the page itself points at this column's copy of the figure or equation.
         own_file = posixpath.relpath(built.page.url, posixpath.dirname(here))

@@ -14,10 +14,10 @@ from lessonkit.numbers import raw
 from lessonkit.render.environment import render_template
 
 
-def claim_rows(m, strings: dict, claims: list) -> list[dict]:
+def claim_rows(parts, m, strings: dict, claims: list) -> list[dict]:
     """The claims a page shows, each with its measured values rendered like the prose's, and their spread."""
     return [{"claim": m.claims[key], "anchor": names.claim_anchor(key),
-             "measured": [(k, shown.value_html(m, strings, k, None, mark=False, spread=True))
+             "measured": [(k, shown.value_html(parts, m, strings, k, None, mark=False, spread=True))
                           for k in m.claims[key].shows]} for key in claims]
 
 
@@ -77,23 +77,24 @@ def experiment_rows(m, collected) -> list[dict]:
     return rows
 
 
-def _with_summary(env, root: Path, built: Built, m, strings: dict) -> str:
+def _with_summary(env, course, built: Built, m, strings: dict) -> str:
     """The body with the verification summary where the author asked for it (else last)."""
     body, collected = built.body, built.collected
     if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
-    summary = summary_html(env, root, m, collected, strings, built.lang, standalone=SUMMARY_SLOT not in body,
+    summary = summary_html(env, course, m, collected, strings, built.lang, standalone=SUMMARY_SLOT not in body,
                            site_root="../" * built.page.url.count("/"))
     return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
 
 
-def summary_html(env, root: Path, m, collected, strings: dict, lang: str, standalone: bool, site_root: str) -> str:
+def summary_html(env, course, m, collected, strings: dict, lang: str, standalone: bool, site_root: str) -> str:
     """A page's verification summary: its claims, experiments and their provenance panels (standalone: as its
     own section at the end, not where the page's text placed it). site_root: the way from the page to the
     site's root, for the links to the experiments' source pages."""
-    return render_template(env, root, "_summary.html", s=strings, lang=lang, rows=claim_rows(m, strings, collected.claims),
-                   experiments=experiment_rows(m, collected), standalone=standalone,
-                   panels=panels(root, m, collected, strings), site_root=site_root)
+    return render_template(env, course.root, "_summary.html", s=strings, lang=lang,
+                           rows=claim_rows(course.parts, m, strings, collected.claims),
+                           experiments=experiment_rows(m, collected), standalone=standalone,
+                           panels=panels(course.root, m, collected, strings), site_root=site_root)
 
 
 def page_html(env, course, built: Built, m, build_info: dict) -> str:
@@ -102,7 +103,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
     page, strings = built.page, course.strings[built.lang]
     return render_template(env, course.root, "page.html",
                    site=course.site.config, page=page, lang=page.lang, s=strings,
-                   body=_with_summary(env, course.root, built, m, strings),
+                   body=_with_summary(env, course, built, m, strings),
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
@@ -125,11 +126,11 @@ def side_by_side_links(course, page) -> list[tuple[str, str]]:
              side_by_side.url(lang, page.slug)) for lang in others]
 
 
-def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict) -> str:
+def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict, parts) -> str:
     """A page with its figures' sizes and its cross-references' numbers filled in (and no block markers), its
     panels numbered as notes for print."""
     return number_notes(strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels,
-                                                strings)))
+                                                strings, parts)))
 
 
 _PANEL = re.compile(r'<div class="prov[^"]*" id="([^"]+)" popover')
@@ -153,12 +154,12 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
 
     here = side_by_side.url(other.lang, src.page.slug)
     strings = course.strings[src.lang]
-    rows, terms = side_by_side.body(src, other, here, sizes, labels, course.strings)
+    rows, terms = side_by_side.body(src, other, here, sizes, labels, course.strings, course.parts)
     collected = src.collected
     summary = ""
     depth = "../" * here.count("/")
     if collected.claims or collected.experiments:
-        summary = summary_html(env, course.root, m, collected, strings, src.lang, standalone=True, site_root=depth)
+        summary = summary_html(env, course, m, collected, strings, src.lang, standalone=True, site_root=depth)
     return strip_markers(render_template(
         env, course.root, "side_by_side.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
         rows=rows, terms=terms, summary=summary, root=depth, build=build_info,

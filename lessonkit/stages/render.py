@@ -60,7 +60,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
             b = todo[i]
             url = b.page.url
             html = templates.finish(templates.page_html(env, course, b, measured, info), b, course.strings[b.lang],
-                                    sizes, labels)
+                                    sizes, labels, course.parts)
         else:
             url, _, src, b = pairs[i - len(todo)]
             html = templates.side_by_side_html(env, course, src, b, measured, sizes, labels, info)

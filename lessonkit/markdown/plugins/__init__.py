@@ -24,10 +24,10 @@ def ref_slot(url: str, label: str) -> str:
     return f"\x00ref:{url}#{label}\x00"
 
 
-def fill_refs(body: str, page_url: str, labels: dict, strings: dict) -> str:
-    """Each {ref} as a link that names its target: "图 2" / "Eq. (3)"; labels: url -> {label: [number, anchor]}."""
+def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> str:
+    """Each {ref} as a link that names its target (the partial parts/xref.html): "图 2" / "Eq. (3)"; labels:
+    url -> {label: [number, anchor]}."""
     import posixpath
-    from html import escape
 
     names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label"}
 
@@ -37,7 +37,7 @@ def fill_refs(body: str, page_url: str, labels: dict, strings: dict) -> str:
         href = f"#{anchor}" if url == page_url else \
             posixpath.relpath(url, posixpath.dirname(page_url) or ".") + f"#{anchor}"
         text = strings[names[label.partition(":")[0]]].format(n=number)
-        return f'<a class="xref" href="{escape(href)}">{escape(text)}</a>'
+        return parts("xref", href=href, text=text, strings=strings)
 
     return _REF_SLOT.sub(fill, body)
 

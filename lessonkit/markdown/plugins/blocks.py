@@ -6,8 +6,6 @@ Figures (`::: figure <id> <alt text>`, the block's content is the caption) and t
 label ("图 2", "Table 1") opens the caption, and {ref}`fig:<id>` / {ref}`table:<id>` name them.
 """
 
-from html import escape
-
 from markdown_it import MarkdownIt
 from mdit_py_plugins.container import container_plugin
 
@@ -29,52 +27,35 @@ def blocks_plugin(md: MarkdownIt) -> None:
     def render(kind):
         def rule(self, tokens, idx, options, env):
             token, ctx = tokens[idx], env["ctx"]
-            s = ctx.strings
+            s, part = ctx.strings, ctx.inputs.parts
             opening = token.nesting == 1
-            if kind == "exercise":
-                if not opening:
-                    return "</section>\n"
-                ctx.exercises += 1
-                n = ctx.exercises
-                return (f'<section class="exercise" id="exercise-{n}" aria-labelledby="exercise-{n}-label">'
-                        f'<p class="block-label" id="exercise-{n}-label">{escape(s["exercise"])} {n}</p>\n')
-            if kind in ("hint", "answer"):
-                return (f'<details class="{kind}"><summary>{escape(s[kind])}</summary>\n' if opening
-                        else "</details>\n")
-            if kind in CALLOUTS:
-                if not opening:
-                    return "</aside>\n"
-                title = _param(token)
-                label = escape(s[f"callout_{kind}"])
-                head = f"{label}{escape(s['label_sep'])}{escape(title)}" if title else label
-                return f'<aside class="callout callout-{kind}"><p class="block-label">{head}</p>\n'
-            if kind == "epigraph":
-                return '<blockquote class="epigraph">\n' if opening else "</blockquote>\n"
             if kind == "figure":
                 if not opening:
-                    return "</figcaption></figure>\n"
+                    return part("figure", opening=False, strings=s) + "\n"
                 fid, _, alt = _param(token).partition(" ")
                 if not alt.strip():
                     raise BuildError(f"figure {fid!r} needs alt text after its id", ctx.path, line_of(token, ctx))
-                src = f"{ctx.root}figures/{fid}.{ctx.lang}.svg"
                 # Sizes are known once the figures are drawn: the render stage fills these slots.
-                width, height = figure_slot(fid, "w"), figure_slot(fid, "h")
-                anchor = names.anchor("fig-", fid)
-                # The image links to itself: on a phone, a reader can open it full size and zoom.
-                return (f'<figure class="figure" id="{escape(anchor)}" data-figure="{escape(fid)}"><a href="{src}">'
-                        f'<img src="{src}" alt="{escape(alt.strip())}" width="{width}" height="{height}" '
-                        f'decoding="async"></a><figcaption>\n')
+                return part("figure", opening=True, id=fid, anchor=names.anchor("fig-", fid),
+                            src=f"{ctx.root}figures/{fid}.{ctx.lang}.svg", alt=alt.strip(),
+                            width=figure_slot(fid, "w"), height=figure_slot(fid, "h"), strings=s) + "\n"
             if kind == "table":
                 if not opening:
-                    return "</figure>\n"
+                    return part("table", opening=False, strings=s) + "\n"
                 tid, _, caption = _param(token).partition(" ")
                 number, anchor = ctx.out.labels[f"table:{tid}"]
-                label = escape(s["table_label"].format(n=number))
-                return (f'<figure class="table-figure" id="{escape(anchor)}"><figcaption><span class="caption-label">{label}'
-                        f'</span>{escape(s["label_sep"])}{escape(caption.strip())}</figcaption>\n')
-            if kind == "verification-summary":
-                return '<div class="verification-intro">\n' if opening else f"</div>\n{SUMMARY_SLOT}\n"
-            raise AssertionError(kind)
+                return part("table", opening=True, anchor=anchor, number=number, caption=caption.strip(),
+                            label=s["table_label"].format(n=number), strings=s) + "\n"
+            n = None
+            if kind == "exercise" and opening:
+                ctx.exercises += 1
+                n = ctx.exercises
+            label = s[f"callout_{kind}"] if kind in CALLOUTS else s.get(kind, "")
+            html = part("block", kind=kind, callout=kind in CALLOUTS, opening=opening, label=label,
+                        title=_param(token) if opening else "", n=n, strings=s) + "\n"
+            if kind == "verification-summary" and not opening:
+                html += f"{SUMMARY_SLOT}\n"
+            return html
         return rule
 
     for kind in KINDS:
@@ -99,8 +80,8 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 number = number_label(ctx, f"fig:{fid}", names.anchor("fig-", fid), token)
                 caption = next((t for t in tokens[i + 1:] if t.type == "inline"), None)
                 if caption is not None:  # the caption opens with the figure's label: "图 2：…"
-                    label = (f'<span class="caption-label">{escape(ctx.strings["figure_label"].format(n=number))}'
-                             f'</span>{escape(ctx.strings["label_sep"])}')
+                    label = ctx.inputs.parts("caption_label", label=ctx.strings["figure_label"].format(n=number),
+                                             strings=ctx.strings)
                     caption.children.insert(0, _html(label))
             elif token.type == "container_table_open":
                 tid = _param(token).partition(" ")[0]

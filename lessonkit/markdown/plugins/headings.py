@@ -55,6 +55,6 @@ def headings_plugin(md: MarkdownIt) -> None:
 
     def heading_close(self, tokens, idx, options, env):
         hid = tokens[idx - 2].attrGet("id")
-        return f'<a class="anchor" href="#{hid}" aria-hidden="true" tabindex="-1" data-pagefind-ignore>#</a></{tokens[idx].tag}>\n'
+        return env["ctx"].inputs.parts("heading_anchor", id=hid) + f"</{tokens[idx].tag}>\n"
 
     md.add_render_rule("heading_close", heading_close)

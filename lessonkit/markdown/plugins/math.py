@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from lessonkit.errors import BuildError
@@ -90,16 +91,14 @@ def math_plugin(md: MarkdownIt) -> None:
                 mathml = tex_to_mathml(token.content, display)
             except BuildError as exc:
                 return ctx.report(exc, token)
+            if not display:
+                return glued(tokens[idx], mathml)
+            number, anchor = None, None
             if token.type == "math_block_label":  # $$ … $$ (label): numbered, named by {ref}`eq:label`
                 number, anchor = ctx.out.labels[f"eq:{token.info}"]
-                return (f'<div class="math-display numbered" id="{escape(anchor)}" tabindex="0">{mathml}'
-                        f'<span class="eq-number">({number})</span></div>\n')
-            if token.block:
-                return f'<div class="math-display" tabindex="0">{mathml}</div>\n'
-            # Display math inside a paragraph must stay phrasing content: no <div> in <p>.
-            if display:
-                return f'<span class="math-display" tabindex="0">{mathml}</span>'
-            return glued(tokens[idx], mathml)
+            html = ctx.inputs.parts("equation", mathml=Markup(mathml), number=number, anchor=anchor,
+                                    block=bool(token.block), strings=ctx.strings)
+            return html + "\n" if token.block else html
         return rule
 
     md.add_render_rule("math_inline", render(False))

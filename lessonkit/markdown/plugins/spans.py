@@ -1,7 +1,6 @@
 """Spans `[text]{.term}` (glossary) and `[text]{.claim audit=…}` (the claims audit)."""
 
 import re
-from html import escape
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -134,9 +133,8 @@ def _term(ctx, token, text: str) -> str:
     ctx.out.terms.append(entry["id"])
     token.attrs = {"class": "term", "tabindex": "0", "data-term": entry["id"], "aria-describedby": tip_id,
                    "lang": ctx.lang_tag(ctx.lang)}
-    others = " · ".join(f'<span lang="{escape(ctx.lang_tag(lang))}">{escape(entry[lang])}</span>'
-                        for lang in ctx.inputs.strings if lang != ctx.lang)
-    return f'<span class="term-tip" role="tooltip" id="{tip_id}">{others}</span>'
+    others = [(ctx.lang_tag(lang), entry[lang]) for lang in ctx.inputs.strings if lang != ctx.lang]
+    return ctx.inputs.parts("term_tip", id=tip_id, others=others, strings=ctx.strings)
 
 
 # What a statement keeps when the audit list and its panel name it: no links, marks or tooltips (the
@@ -197,7 +195,5 @@ def _audit(ctx, token, label: str, name: str) -> str:
         entry["ref"] = ctx.inputs.reference(entry["ref_key"])
     ctx.out.audits.append(entry)
     token.attrs = Mark(status, entry["id"], tuple(entry["claims"])).attrs(f"audit audit-{status}")
-    label = escape(ctx.strings[f"audit_{status}"])
-    # The mark opens the audit's panel beside the sentence (a popover, no script); its list entry repeats it.
-    return (f'<button type="button" class="audit-mark audit-mark-{status}" popovertarget="audit-panel-{n}" '
-            f'aria-label="{escape(ctx.strings["audit_title"])}: {label}">{label}</button>')
+    return ctx.inputs.parts("audit_mark", status=status, n=n, label=ctx.strings[f"audit_{status}"],
+                            strings=ctx.strings)

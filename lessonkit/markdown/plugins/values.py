@@ -17,7 +17,7 @@ from lessonkit.measure import shown
 def _value(ctx, key: str, spec: str | None, paragraph) -> str:
     # The first mention of a value in a paragraph carries its mark; repeats show the number alone.
     marked = ctx.marked.setdefault(id(paragraph), set())
-    html = shown.value_html(ctx.measurements, ctx.strings, key, spec, mark=key not in marked)
+    html = shown.value_html(ctx.inputs.parts, ctx.measurements, ctx.strings, key, spec, mark=key not in marked)
     marked.add(key)
     ctx.use_value(key)
     m = ctx.measurements
@@ -32,7 +32,7 @@ def _value(ctx, key: str, spec: str | None, paragraph) -> str:
 
 
 def _claim_status(ctx, key: str) -> str:
-    html = shown.claim_status_html(ctx.measurements, ctx.strings, key)
+    html = shown.claim_status_html(ctx.inputs.parts, ctx.measurements, ctx.strings, key)
     ctx.show_claim(key)
     return html
 
@@ -77,3 +77,21 @@ def values_plugin(md) -> None:
             return ctx.report(exc, token)
 
     md.add_render_rule("myst_role", render)
+
+
+def written(body: str) -> dict[str, int]:
+    """How many times a page's Markdown shows each value ({val}`key`), outside code and math: what --check
+    expects to find marked on the page, whatever the theme's partials write."""
+    from collections import Counter
+
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.myst_role import myst_role_plugin
+
+    md = MarkdownIt("commonmark").enable(["table"]).use(myst_role_plugin).use(dollarmath_plugin, double_inline=True)
+    found: Counter = Counter()
+    for token in md.parse(body):
+        for child in token.children or ():
+            if child.type == "myst_role" and child.meta.get("name") == "val":
+                found[child.content.strip().partition(":")[0].strip()] += 1
+    return dict(found)

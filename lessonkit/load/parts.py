@@ -1,0 +1,97 @@
+"""Theme partials: the HTML of each Markdown feature (a value, a claim's status, a block, a figure, an audit
+mark, a term's tip, an equation, a cross-reference, a code block) as a template of templates/parts/, which a
+course overrides file by file as it overrides a page template. What each partial is given is written at its
+top; the data-* attributes the checks read come made (lessonkit/markup.py) and must be kept.
+
+Also where templates are found for the pages (Loader) and how a template's error is reported.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from lessonkit.errors import BuildError
+from lessonkit.load import theme
+
+THEME = "theme/"
+
+
+class Loader(jinja2.FileSystemLoader):
+    """Templates from the course's templates/, then the default theme's (theme.py): a link that leads outside
+    the course and the default theme is refused (the static files' rule)."""
+
+    def __init__(self, root: Path):
+        super().__init__([str(folder) for folder in theme.folders(root)])
+        self.tops = [root.resolve(), theme.DEFAULT]
+        self.default = jinja2.FileSystemLoader(str(theme.DEFAULT))
+
+    def get_source(self, environment, template):
+        # "theme/NAME" is the default theme's NAME even where the course has its own: a course's page.html
+        # may extend the theme's ({% extends "theme/page.html" %}) and override a block or two.
+        if template.startswith(THEME):
+            source, filename, uptodate = self.default.get_source(environment, template.removeprefix(THEME))
+        else:
+            source, filename, uptodate = super().get_source(environment, template)
+        tops = self.tops
+        if not any(Path(filename).resolve().is_relative_to(top) for top in tops):
+            raise BuildError(f"template {template!r} links to a file outside the course: refused",
+                             f"templates/{template}")
+        return source, filename, uptodate
+
+
+def template_error(exc: Exception, root: Path) -> BuildError:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        name = exc.filename or exc.name or "templates"
+        path = Path(name)
+        shown = theme.shown(root, path) if path.is_absolute() else f"templates/{name}"
+        return BuildError(f"template syntax error: {exc.message}", shown, exc.lineno)
+    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+    where, line = "templates", None
+    tb = exc.__traceback__
+    folders = tuple(str(folder) + "/" for folder in theme.folders(root))
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(folders):
+            where, line = theme.shown(root, Path(filename)), tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, RecursionError):  # most often a template that extends (or includes) its own name
+        name = Path(where).name
+        return BuildError(f"template error: it extends or includes itself; to build on the default theme's "
+                          f"{name}, write {{% extends \"{THEME}{name}\" %}}", where, line)
+    kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
+    return BuildError(f"template error: {kind}{exc}", where, line)
+
+
+
+def _escaped(value) -> Markup:
+    # The engine's own escaping (html.escape: &quot; &#x27;), for partials and the plugins' HTML alike.
+    return value if isinstance(value, Markup) else Markup(escape(str(value)))
+
+
+class Parts:
+    """parts("value", shown=…, …): the partial templates/parts/value.html rendered with what it is given."""
+
+    def __init__(self, root: Path):
+        self.root, self._env, self._made = root, None, {}
+
+    def __call__(self, name: str, **context) -> str:
+        template = self._made.get(name)
+        try:
+            if template is None:
+                if self._env is None:
+                    self._env = jinja2.Environment(loader=Loader(self.root), autoescape=True, finalize=_escaped,
+                                                   undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                                   lstrip_blocks=True)
+                template = self._made[name] = self._env.get_template(f"parts/{name}.html")
+            return template.render(context)
+        except BuildError:
+            raise
+        except Exception as exc:  # a course's partial can fail in many ways; all are the partial's error
+            raise template_error(exc, self.root) from None
+
+    def __getstate__(self) -> dict:  # a worker process makes its own templates
+        return {"root": self.root, "_env": None, "_made": {}}

@@ -192,6 +192,7 @@ class Course:
     templates: object = None  # the Jinja environment the load stage made: every page (and worker) renders with it
     plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/load/plugins.py)
     parts: object = None  # the theme's partials (lessonkit/load/parts.py)
+    data_files: tuple = ()  # the data files the load stage read (glossary, references, styles): every page's inputs
 
     @property
     def cache(self) -> Path:

@@ -174,17 +174,19 @@ def load(options: Options, say):
         if site.is_stale(page) and not options.strict:  # under --strict, an error of the parse stage's
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
     strings = load_strings(root, site.languages)
+    read: set = set()  # the data files the pages depend on, as they are read
     sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
-                              site.config.get("citation_style", content.MISSING))
+                              site.config.get("citation_style", content.MISSING), read)
     chosen = plugins.load(site.config["plugins"], content.config_place(root, "plugins"), root)
     if chosen:  # their syntax, added once here: a plugin that fails at it is one error, not one per page
         from lessonkit.markdown import parser
 
         parser.parser(chosen)
-    return Course(root, site, strings, content.load_glossary(root, site.languages), sources,
+    glossary = content.load_glossary(root, site.languages, read)
+    return Course(root, site, strings, glossary, sources,
                   seed_set(site.config, options),
                   templates=environment.environment(root, strings, root / ".cache" / "templates"), plugins=chosen,
-                  parts=Parts(root))
+                  parts=Parts(root), data_files=tuple(sorted(read)))
 
 
 def measure(course, options: Options, say):

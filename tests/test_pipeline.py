@@ -189,3 +189,27 @@ def test_the_facts_a_template_reads_are_found_through_what_it_extends_and_includ
     assert build_facts_read(env, ("page.html",)) == {"pdf", "seed", "search"}
     assert build_facts_read(env, ("whole.html",)) is None  # build as a whole: every fact counts
     assert build_facts_read(env, ("computed.html",)) is None
+
+
+def test_the_data_files_every_page_depends_on_are_those_the_load_stage_read(tmp_path):
+    """Recorded as they are read, not listed: a style that no source is formatted with is no input, and a
+    data file that is there is one."""
+    from conftest import with_data_files
+
+    from lessonkit import pipeline
+
+    course = make_course(tmp_path / "c")
+    (course / "content" / "plain.csl").write_text("<style/>", "utf-8")
+    with (course / "content" / "site.yaml").open("a", encoding="utf-8") as f:
+        f.write("citation_style: plain.csl\n")
+
+    def read():
+        loaded = pipeline.load(pipeline.Options(root=course, out=course / "site"), say=lambda line: None)
+        return {p.relative_to(course).as_posix() for p in loaded.data_files}
+
+    assert read() == set()  # no glossary, no sources: the style is never used
+    with_data_files(course)
+    (course / "content" / "plain.csl").unlink()
+    (course / "content" / "site.yaml").write_text(
+        (course / "content" / "site.yaml").read_text("utf-8").replace("citation_style: plain.csl\n", ""), "utf-8")
+    assert read() == {"content/glossary.yaml", "content/references.yaml"}

@@ -355,8 +355,9 @@ def mark_translated(root: Path, rel: str) -> str:
     return new
 
 
-def load_data(root: Path, name: str, default):
-    """content/glossary.yaml, content/references.yaml: optional YAML data files."""
+def load_data(root: Path, name: str, default, read: set | None = None):
+    """content/glossary.yaml, content/references.yaml: optional YAML data files; one that is read is added to
+    `read`."""
     path = root / "content" / name
     shown = f"content/{name}"
     if path.exists() and not path.is_file():
@@ -364,6 +365,8 @@ def load_data(root: Path, name: str, default):
     if not path.is_file():
         return default
     data = parse_yaml(read_text(path, shown), shown, 1)
+    if read is not None:
+        read.add(path)
     if not isinstance(data, type(default)):
         raise BuildError(f"expected a YAML {type(default).__name__}", shown, 1)
     return data
@@ -379,9 +382,9 @@ def safe_url(url) -> bool:
     return scheme in ("http", "https", "")
 
 
-def load_glossary(root: Path, languages: list[str]) -> list[dict]:
+def load_glossary(root: Path, languages: list[str], read: set | None = None) -> list[dict]:
     """content/glossary.yaml: a list of {id, <lang>: term, <lang>_def: definition} with distinct ids."""
-    entries = load_data(root, "glossary.yaml", [])
+    entries = load_data(root, "glossary.yaml", [], read)
     path = root / "content" / "glossary.yaml"
     text = read_text(path, "content/glossary.yaml") if path.is_file() else ""
     seen = set()

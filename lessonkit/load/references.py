@@ -45,12 +45,14 @@ _URL, _DOI, _OTHERS = "\ue011", "\ue012", "\ue010"
 _PRIVATE = re.compile("[\ue000-\ue0ff]")
 
 
-def load(root: Path, languages: list[str], tags: dict, style: object = MISSING) -> dict:
+def load(root: Path, languages: list[str], tags: dict, style: object = MISSING, read: set | None = None) -> dict:
     """key -> {key, html: {lang: formatted entry}, order: {lang: place in the bibliography}}: every source of
-    references.yaml and references.bib (a key in both, even in another case, is refused)."""
+    references.yaml and references.bib (a key in both, even in another case, is refused). Each file it reads
+    (the data files, the course's own styles) is added to `read`."""
+    read = set() if read is None else read
     items, where = {}, {}
     for load_file in (_from_yaml, _from_bib):
-        for key, item, at in load_file(root):
+        for key, item, at in load_file(root, read):
             if not KEY.fullmatch(key):
                 raise BuildError(f"reference {key!r}: a key begins with a letter or digit, then letters, digits and "
                                  f"_ : . / + - (it names the entry's anchor, #ref-KEY)", *at)
@@ -63,7 +65,10 @@ def load(root: Path, languages: list[str], tags: dict, style: object = MISSING) 
         return {}
     out = {key: {"key": key, "html": {}, "order": {}} for key in items}
     for lang in languages:
-        for n, (key, text) in enumerate(_format(items, *style_for(root, style, lang), _locale(tags[lang]), where)):
+        chosen = style_for(root, style, lang)
+        if isinstance(chosen[0], Path) and chosen[0].is_relative_to(root):
+            read.add(chosen[0])
+        for n, (key, text) in enumerate(_format(items, *chosen, _locale(tags[lang]), where)):
             out[key]["html"][lang] = text
             out[key]["order"][lang] = n
     return out
@@ -84,17 +89,10 @@ def style_for(root: Path, style: object, lang: str) -> tuple[Path | str, str]:
     return (DEFAULT_STYLE, DEFAULT_STYLE) if style is MISSING else (root / "content" / style, f"content/{style}")
 
 
-def style_files(root: Path, config: dict) -> list[Path]:
-    """The course's own CSL files (inputs of every page that cites)."""
-    style = config.get("citation_style", MISSING)
-    styles = style.values() if isinstance(style, dict) else [style]
-    return sorted({root / "content" / s for s in styles if isinstance(s, str)})
-
-
 # -- reading -------------------------------------------------------------------------------------
 
-def _from_yaml(root: Path):
-    refs = load_data(root, "references.yaml", {})
+def _from_yaml(root: Path, read: set):
+    refs = load_data(root, "references.yaml", {}, read)
     path = root / YAML
     text = read_text(path, YAML) if path.is_file() else ""
     for key, entry in refs.items():
@@ -127,13 +125,14 @@ def _from_yaml(root: Path):
         yield str(key), item, at
 
 
-def _from_bib(root: Path):
+def _from_bib(root: Path, read: set):
     path = root / BIB
     if not path.exists():
         return
     if not path.is_file():
         raise BuildError("is a folder, not a BibTeX file", BIB)
     text = read_text(path, BIB)
+    read.add(path)
     import pybtex.errors
     from pybtex.database import parse_string
     from pybtex.exceptions import PybtexError

@@ -23,18 +23,15 @@ from lessonkit.model import Built
 
 
 def shared_inputs_key(course, engine, renderers: str) -> str:
-    """What every page depends on beyond its own file: templates, site.yaml, glossary, references, the engine
-    package; `renderers`, what else makes the pages (libraries' versions, options, plugins)."""
+    """What every page depends on beyond its own file: templates, site.yaml, the data files the load stage read
+    (glossary, references, their styles), the engine package; `renderers`, what else makes the pages
+    (libraries' versions, options, plugins)."""
     from lessonkit.io import files_digest
     from lessonkit.load import theme
     from lessonkit.load.inputs import skipped
-    from lessonkit.load.references import style_files
 
-    content = course.root / "content"
-    extra = [content / n for n in ("glossary.yaml", "references.yaml", "references.bib") if (content / n).is_file()]
-    extra += style_files(course.root, course.site.config)
-    return files_digest(*theme.folders(course.root), content / "site.yaml", engine / "lessonkit", *extra,
-                        skip=skipped) + renderers + course.site.config.get("base_url", "")
+    return files_digest(*theme.folders(course.root), course.root / "content" / "site.yaml", engine / "lessonkit",
+                        *course.data_files, skip=skipped) + renderers + course.site.config.get("base_url", "")
 
 
 class Parsing:

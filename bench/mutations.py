@@ -23,51 +23,68 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# (name, file, text there, what replaces it, test files that should fail)
+# (name, where: one or more (file, text there, what replaces it), the first that applies at REV, test files
+# that should fail). A defect whose code moved has a place for each revision it is measured at.
 MUTATIONS = [
-    ("an unescaped glossary counterpart", "lessonkit/markdown/plugins/spans.py",
-     "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{escape(entry[lang])}</span>'",
-     "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{entry[lang]}</span>'", ["tests/test_escaping.py"]),
-    ("a value with no mark", "lessonkit/measure/shown.py",
-     "return f'<span class=\"value\" {attrs}>{number}</span>{extra}'", "return f'{number}{extra}'",
-     ["tests/test_build.py", "tests/test_panels.py"]),
-    ("a dark-theme contrast bug", "templates/static/style.css",
-     "--bg: #0d1117; --fg: #e6edf3; --muted: #9198a1;", "--bg: #0d1117; --fg: #e6edf3; --muted: #3d444d;",
+    ("an unescaped glossary counterpart",
+     [("templates/parts/term_tip.html", '<span lang="{{ tag }}">{{ term }}</span>',
+       '<span lang="{{ tag }}">{{ term | safe }}</span>'),
+      ("lessonkit/markdown/plugins/spans.py", "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{escape(entry[lang])}</span>'",
+       "f'<span lang=\"{escape(ctx.lang_tag(lang))}\">{entry[lang]}</span>'")], ["tests/test_escaping.py"]),
+    ("a value with no mark",
+     [("templates/parts/value.html", '<span class="value" {{ attrs }}>', '<span class="value">'),
+      ("lessonkit/measure/shown.py", "return f'<span class=\"value\" {attrs}>{number}</span>{extra}'",
+       "return f'{number}{extra}'")], ["tests/test_build.py", "tests/test_panels.py"]),
+    ("a dark-theme contrast bug",
+     [("templates/static/style.css", "--bg: #0d1117; --fg: #e6edf3; --muted: #9198a1;",
+       "--bg: #0d1117; --fg: #e6edf3; --muted: #3d444d;")], ["tests/test_site_browser.py"]),
+    ("a figure clipped at 375 px",
+     [("templates/static/style.css", ".figure img { display: block; max-width: 100%;",
+       ".figure img { display: block; min-width: 560px;")], ["tests/test_site_browser.py"]),
+    ("a layout shift (figure without its size)",
+     [("templates/parts/figure.html", 'width="{{ width }}" height="{{ height }}" ', ""),
+      ("lessonkit/markdown/plugins/blocks.py", 'width="{width}" height="{height}" ', "")],
      ["tests/test_site_browser.py"]),
-    ("a figure clipped at 375 px", "templates/static/style.css",
-     ".figure img { display: block; max-width: 100%;", ".figure img { display: block; min-width: 560px;",
-     ["tests/test_site_browser.py"]),
-    ("a layout shift (figure without its size)", "lessonkit/markdown/plugins/blocks.py",
-     'width="{width}" height="{height}" ', "", ["tests/test_site_browser.py"]),
-    ("a stale page after a site.yaml edit", "lessonkit/markdown/stage.py",
-     "content / \"site.yaml\", engine / \"lessonkit\",", "engine / \"lessonkit\",",
+    ("a stale page after a site.yaml edit",
+     [("lessonkit/markdown/stage.py", 'course.root / "content" / "site.yaml", engine / "lessonkit",',
+       'engine / "lessonkit",'),
+      ("lessonkit/markdown/stage.py", "content / \"site.yaml\", engine / \"lessonkit\",", "engine / \"lessonkit\",")],
      ["tests/test_incremental.py", "tests/test_pipeline.py"]),
-    ("a dropped translation paragraph passes", "lessonkit/markdown/crosscheck.py",
-     "if [k for k, _ in other] == [k for k, _ in blocks]:", "if True:", ["tests/test_side_by_side.py"]),
-    ("a broken anchor (heading link)", "lessonkit/markdown/plugins/headings.py",
-     "f'<a class=\"anchor\" href=\"#{hid}\"", "f'<a class=\"anchor\" href=\"#{hid}x\"",
-     ["tests/test_build.py", "tests/test_course.py"]),
-    ("a noise-level value shown", "lessonkit/numbers.py", "NOISE_FLOOR = 1e-9", "NOISE_FLOOR = 0.0",
+    ("a stale page after a references edit",
+     [("lessonkit/markdown/stage.py", "*course.data_files, ", ""),
+      ("lessonkit/markdown/stage.py", '("glossary.yaml", "references.yaml", "references.bib")', '("glossary.yaml",)')],
+     ["tests/test_references.py"]),
+    ("a dropped translation paragraph passes",
+     [("lessonkit/markdown/crosscheck.py", "if [k for k, _ in other] == [k for k, _ in blocks]:", "if True:")],
+     ["tests/test_side_by_side.py"]),
+    ("a broken anchor (heading link)",
+     [("templates/parts/heading_anchor.html", 'href="#{{ id }}"', 'href="#{{ id }}x"'),
+      ("lessonkit/markdown/plugins/headings.py", "f'<a class=\"anchor\" href=\"#{hid}\"",
+       "f'<a class=\"anchor\" href=\"#{hid}x\"")], ["tests/test_build.py", "tests/test_course.py"]),
+    ("a noise-level value shown", [("lessonkit/numbers.py", "NOISE_FLOOR = 1e-9", "NOISE_FLOOR = 0.0")],
      ["tests/test_noise.py"]),
-    ("an unsandboxed run", "lessonkit/measure/sandbox.py",
-     "path = path if probe.returncode == 0 else None", "path = None", ["tests/test_sandbox.py"]),
+    ("an unsandboxed run",
+     [("lessonkit/measure/sandbox.py", "path = path if probe.returncode == 0 else None", "path = None")],
+     ["tests/test_sandbox.py"]),
     # (Where the option becomes the experiments' policy: past it, the build's check and each job's guard both
     # hold it, and one of them alone refusing is no defect.)
-    ("--strict runs unisolated code on --check-only", "lessonkit/pipeline.py",
-     "policy=policy,\n                               require_isolation=options.strict)",
-     "policy=policy,\n                               require_isolation=False)", ["tests/test_sandbox.py"]),
-    ("a criterion that cannot fail", "lessonkit/measure/claims.py",
-     "        if not held:\n            failed.append(seed)", "        pass",
+    ("--strict runs unisolated code on --check-only",
+     [("lessonkit/pipeline.py", "policy=policy,\n                               require_isolation=options.strict)",
+       "policy=policy,\n                               require_isolation=False)")], ["tests/test_sandbox.py"]),
+    ("a criterion that cannot fail",
+     [("lessonkit/measure/claims.py", "        if not held:\n            failed.append(seed)", "        pass")],
      ["tests/test_build.py", "tests/test_criteria.py", "tests/test_sweep.py"]),
-    ("a tampered frozen file accepted", "lessonkit/measure/frozen.py",
-     "if _digest(report) != entry.get(\"sha256\"):", "if False:", ["tests/test_frozen.py"]),
-    ("a shown number rounded wrongly", "lessonkit/numbers.py",
-     "MACHINE_NOISE = 1e-10", "MACHINE_NOISE = 1e-2", ["tests/test_numbers.py", "tests/test_noise.py"]),
-    ("a page without its language", "templates/base.html",
-     '<html lang="{{ lang_tag(lang) }}">', "<html>", ["tests/test_build.py", "tests/test_site_browser.py"]),
-    ("the installed tool without its theme", "pyproject.toml",
-     'lessonkit = ["theme/*", "theme/**/*", "markdown/vendor/*"]', 'lessonkit = ["markdown/vendor/*"]',
-     ["tests/test_new.py"]),
+    ("a tampered frozen file accepted",
+     [("lessonkit/measure/frozen.py", "if _digest(report) != entry.get(\"sha256\"):", "if False:")],
+     ["tests/test_frozen.py"]),
+    ("a shown number rounded wrongly", [("lessonkit/numbers.py", "MACHINE_NOISE = 1e-10", "MACHINE_NOISE = 1e-2")],
+     ["tests/test_numbers.py", "tests/test_noise.py"]),
+    ("a page without its language",
+     [("templates/base.html", '<html lang="{{ lang_tag(lang) }}">', "<html>")],
+     ["tests/test_build.py", "tests/test_site_browser.py"]),
+    ("the installed tool without its theme",
+     [("pyproject.toml", 'lessonkit = ["theme/*", "theme/**/*", "markdown/vendor/*"]',
+       'lessonkit = ["markdown/vendor/*"]')], ["tests/test_new.py"]),
 ]
 
 
@@ -88,14 +105,14 @@ def run(rev: str, picks: list[str], only: list[str]) -> list[tuple[str, str, flo
             subprocess.run(["git", "-C", str(copy), "-c", "user.name=m", "-c", "user.email=m@localhost",
                             "cherry-pick", commit], check=True, capture_output=True)
         os.symlink(ROOT / ".venv", copy / ".venv")  # the same interpreter and packages
-        for name, rel, old, new, tests in MUTATIONS:
+        for name, places, tests in MUTATIONS:
             if only and not any(o in name for o in only):
                 continue
             subprocess.run(["git", "-C", str(copy), "checkout", "-q", "--", "."], check=True)
-            path = copy / rel
-            text = path.read_text("utf-8") if path.is_file() else ""
+            found = [(copy / rel, old, new) for rel, old, new in places if (copy / rel).is_file()
+                     and (copy / rel).read_text("utf-8").count(old) == 1]
             tests = [t for t in tests if (copy / t).is_file()]
-            if text.count(old) != 1 or not tests:
+            if not found or not tests:
                 rows.append((name, "n/a", 0.0))
                 print(f"{name:48} n/a", flush=True)
                 continue
@@ -105,7 +122,8 @@ def run(rev: str, picks: list[str], only: list[str]) -> list[tuple[str, str, flo
                 rows.append((name, "fails clean", 0.0))
                 print(f"{name:48} fails clean (exit {clean[tuple(tests)]})", flush=True)
                 continue
-            path.write_text(text.replace(old, new), "utf-8")
+            path, old, new = found[0]
+            path.write_text(path.read_text("utf-8").replace(old, new), "utf-8")
             code, seconds = _pytest(copy, tests)
             verdict = "MISSED" if code in (0, 5) else "caught"  # (-x under xdist stops with exit status 2)
             rows.append((name, verdict, seconds))
@@ -121,8 +139,8 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the defects and stop")
     args = p.parse_args(argv)
     if args.list:
-        for name, rel, *_ , tests in MUTATIONS:
-            print(f"{name:48} {rel}  ->  {' '.join(tests)}")
+        for name, places, tests in MUTATIONS:
+            print(f"{name:48} {' or '.join(rel for rel, *_ in places)}  ->  {' '.join(tests)}")
         return 0
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.rev], capture_output=True, text=True,
                          check=True).stdout.strip()

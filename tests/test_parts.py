@@ -27,6 +27,7 @@ def own_partial(root: Path, name: str, text: str) -> Path:
     return course
 
 
+@pytest.mark.slow
 def test_a_course_overrides_one_partial_and_keeps_the_rest_of_the_theme(tmp_path):
     course = own_partial(tmp_path / "c", "value", VALUE)
     build_here(course)
@@ -48,6 +49,7 @@ def test_an_edit_of_a_partial_renders_the_pages_again(tmp_path):
     assert 'class="value yours"' in (course / "site" / "zh" / "page.html").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_a_partial_that_drops_what_the_checks_read_fails_the_check(tmp_path):
     """The data-* attributes come made: a partial that leaves them out shows numbers no check can trace."""
     course = own_partial(tmp_path / "c", "value", '<span class="value">{{ shown }}</span>\n')

@@ -32,7 +32,7 @@ def named_pages(config: dict, markdown, glossary: bool) -> dict[str, list[str]]:
 
     source, langs = config["source_language"], config["languages"]
     pages = ["index.html"]
-    marks: dict[str, list[str]] = {"toc": [], "hints": [], "terms": [], "figures": []}
+    marks: dict[str, list[str]] = {"toc": [], "hints": [], "terms": [], "figures": [], "audits": []}
     for lang in langs:
         pages += [f"{lang}/{name}.html" for name in ("search", "glossary")
                   if name == "search" or glossary]
@@ -43,7 +43,8 @@ def named_pages(config: dict, markdown, glossary: bool) -> dict[str, list[str]]:
             pages += rels[1:] + rels[:1]
             if re.search(r"^#{2,3} ", text, re.M):
                 marks["toc"].append(rels[0])
-            for kind, mark in (("hints", r"^:::+ *hint\b"), ("terms", r"\]\{\.term\b"), ("figures", r"^:::+ *figure\b")):
+            for kind, mark in (("hints", r"^:::+ *hint\b"), ("terms", r"\]\{\.term\b"), ("figures", r"^:::+ *figure\b"),
+                               ("audits", r"\{\.claim\b[^}]*\baudit=")):
                 both = text + ("" if lang == source else text_of(source, page))
                 marks[kind] += [rels[0]] * bool(re.search(mark, text, re.M)) + rels[1:] * bool(re.search(mark, both, re.M))
     return {"pages": sorted(pages), **{kind: sorted(set(rels)) for kind, rels in marks.items()}}
@@ -58,7 +59,8 @@ def marked_pages(site: Path) -> dict[str, list[str]]:
     html = {rel: (site / rel).read_text("utf-8") for rel in site_pages(site)}
     return {"pages": sorted(html), **{kind: sorted(rel for rel, text in html.items() if mark in text) for kind, mark
                                       in (("toc", 'class="toc"'), ("hints", '<details class="hint"'),
-                                          ("terms", 'class="term"'), ("figures", '<figure class="figure"'))}}
+                                          ("terms", 'class="term"'), ("figures", '<figure class="figure"'),
+                                          ("audits", 'id="audit-layer"'))}}
 
 
 def twin_of(rel: str) -> str | None:

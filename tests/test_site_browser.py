@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import kitchen
 import pytest
@@ -494,6 +495,93 @@ def test_a_marked_term_shows_its_counterparts_on_focus_and_hover(tabs, rel):
     page.keyboard.press("Tab")
     term.hover()
     assert tip.is_visible(), "the counterpart does not show on hover"
+
+
+# --- the reading layer and the audit layer ------------------------------------------------------------
+
+AUDIT_PAGES = NAMED["audits"]
+ONE_AUDIT_PAGE = first_per_language(AUDIT_PAGES)
+
+# What the stylesheet draws for each inline audit mark (its ::before), and the legend's display.
+MARKS = """() => [...document.querySelectorAll("main .audit-mark[data-label]")].map(b => {
+  const r = b.getBoundingClientRect();
+  return {text: b.textContent, drawn: getComputedStyle(b, "::before").content, label: b.dataset.label,
+          width: r.width, height: r.height};
+})"""
+LEGEND = "() => getComputedStyle(document.querySelector('.audit-legend')).display"
+
+
+def drawn(marks: list[dict]) -> set[str]:
+    return {m["drawn"] for m in marks}
+
+
+@pytest.mark.parametrize("rel", AUDIT_PAGES)
+def test_the_reading_layer_marks_each_statement_with_one_quiet_sign(tabs, rel):
+    """No words, one small sign in a target a finger can hit (WCAG 2.2, 2.5.8: 24 × 24 px), no legend."""
+    page = tabs().visit(rel)
+    marks = page.evaluate(MARKS)
+    assert marks, "no audit mark"
+    assert {m["text"] for m in marks} == {""}, "an audit mark holds text: it would be copied with the sentence"
+    assert drawn(marks) == {'""'}, f"the reading layer names statuses: {drawn(marks)}"
+    small = [m for m in marks if m["width"] < 24 or m["height"] < 24]
+    assert not small, f"marks smaller than 24 × 24 px: {small[:3]}"
+    assert page.evaluate(LEGEND) == "none"
+
+
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_the_audit_layer_names_each_status_and_is_remembered_and_linkable(tabs, rel):
+    tab = tabs()
+    page = tab.visit(rel)
+    page.locator(".layer-switch").click()
+    marks = page.evaluate(MARKS)
+    assert all(m["drawn"] == f'"{m["label"]}"' for m in marks), marks[:3]
+    assert all(m["width"] >= 24 and m["height"] >= 24 for m in marks)
+    assert page.evaluate(LEGEND) == "block"
+    # Remembered by this reader on the next page they open, and left again with the switch.
+    page = tab.visit(AUDIT_PAGES[-1] if AUDIT_PAGES[-1] != rel else AUDIT_PAGES[0])
+    assert page.locator("#audit-layer").is_checked() and page.evaluate(LEGEND) == "block"
+    page.locator(".layer-switch").click()
+    page = tab.visit(rel)
+    assert not page.locator("#audit-layer").is_checked() and drawn(page.evaluate(MARKS)) == {'""'}
+    # A reviewer's link opens it, with JavaScript and without.
+    for js in (True, False):
+        linked = tabs(js=js).visit(rel + "#audit-layer")
+        assert linked.evaluate(LEGEND) == "block", f"#audit-layer, JavaScript {'on' if js else 'off'}"
+        assert all(m["drawn"] == f'"{m["label"]}"' for m in linked.evaluate(MARKS))
+    assert not tab.problems, tab.problems
+
+
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_a_copied_paragraph_is_its_words(tabs, rel):
+    """Marks are not text: selecting a paragraph with audited statements or verified values copies its words,
+    without the statuses' words, a ✓ or a tooltip, in either layer."""
+    page = tabs().visit(rel)
+    # (the words: the paragraph's text outside the marks and the tooltips, which are not text)
+    select = """() => [...document.querySelectorAll("main article > p")].filter(
+        p => p.querySelector(".audit-mark[data-label], .value .mark")).map(p => {
+      const r = document.createRange(); r.selectNodeContents(p);
+      const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+      const words = p.cloneNode(true);
+      words.querySelectorAll(".audit-mark, .mark, .term-tip").forEach(e => e.remove());
+      return [s.toString(), words.textContent]; })"""
+    for layer in ("reading", "audit"):
+        copied = page.evaluate(select)
+        assert len(copied) >= 2, "no paragraphs with audit marks and verified values"
+        for text, words in copied:  # (a formula copies as its letters, 𝑥 for x: compared as NFKC, spaces aside)
+            assert "".join(unicodedata.normalize("NFKC", text).split()) == \
+                "".join(unicodedata.normalize("NFKC", words).split()), layer
+        page.locator(".layer-switch").click()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_axe_finds_nothing_serious_in_the_audit_layer(tabs, rel, scheme):
+    page = tabs("desktop", scheme).visit(rel + "#audit-layer")
+    assert page.evaluate(LEGEND) == "block"
+    result = AXE.run(page, options={"resultTypes": ["violations"]})
+    serious = [v for v in result.response["violations"] if v["impact"] in ("serious", "critical")
+               or v["id"] == "color-contrast"]
+    assert serious == [], f"{scheme}: " + violation_lines(serious)
 
 
 # --- 6: phone width -----------------------------------------------------------------------------------

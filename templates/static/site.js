@@ -39,6 +39,18 @@
       });
     });
   });
+  // The audit layer: remembered per reader; page.html#audit-layer opens it (the stylesheet does that alone
+  // with JavaScript off, until another link changes the address; here the switch alone decides).
+  document.documentElement.setAttribute("data-js", "");
+  var layer = document.getElementById("audit-layer");
+  if (layer) {
+    var remembered = null;
+    try { remembered = localStorage.getItem("lessonkit-layer"); } catch (e) { /* private mode */ }
+    if (remembered === "audit" || location.hash === "#audit-layer") layer.checked = true;
+    layer.addEventListener("change", function () {
+      try { localStorage.setItem("lessonkit-layer", layer.checked ? "audit" : "reading"); } catch (e) { /* private mode */ }
+    });
+  }
   // On a narrow screen the contents start folded, so the text comes first (open without JS).
   var toc = document.querySelector(".toc details");
   if (toc && window.matchMedia("(max-width: 1099px)").matches) toc.open = false;

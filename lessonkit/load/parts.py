@@ -65,8 +65,6 @@ def template_error(exc: Exception, root: Path) -> BuildError:
     kind = "" if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: "
     return BuildError(f"template error: {kind}{exc}", where, line)
 
-
-
 def _escaped(value) -> Markup:
     # The engine's own escaping (html.escape: &quot; &#x27;), for partials and the plugins' HTML alike.
     return value if isinstance(value, Markup) else Markup(escape(str(value)))

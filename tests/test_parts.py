@@ -96,3 +96,21 @@ def test_a_link_out_of_the_course_is_refused_for_a_partial_too(tmp_path):
     (course / "templates" / "parts" / "xref.html").symlink_to(outside)
     with pytest.raises(BuildError, match="outside the course"):
         Parts(course)("xref", href="#a", text="A", strings={})
+
+
+@pytest.mark.parametrize("text", [
+    "{{ cycler.__init__.__globals__.os.system('touch ../pwned') }}\n",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}\n",
+    "{% for i in range(10**12) %}x{% endfor %}\n",
+])
+def test_a_partial_is_sandboxed_it_reaches_no_python_and_no_endless_range(tmp_path, text):
+    course = own_partial(tmp_path / "c", "heading_anchor", '<a class="anchor" href="#{{ id }}">#</a>\n')
+    build_here(course)
+    before = (course / "site" / "en" / "page.html").read_bytes()
+    (course / "templates" / "parts" / "heading_anchor.html").write_text(text, "utf-8")
+    result = run_build(root=course)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: templates/parts/heading_anchor.html:1:"), result.stderr
+    assert not (tmp_path / "pwned").exists() and "uid=" not in result.stdout + result.stderr
+    assert (course / "site" / "en" / "page.html").read_bytes() == before

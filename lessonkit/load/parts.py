@@ -80,10 +80,12 @@ class Parts:
         template = self._made.get(name)
         try:
             if template is None:
-                if self._env is None:
-                    self._env = jinja2.Environment(loader=Loader(self.root), autoescape=True, finalize=_escaped,
-                                                   undefined=jinja2.StrictUndefined, trim_blocks=True,
-                                                   lstrip_blocks=True)
+                if self._env is None:  # a course's partial is its code: sandboxed (no Python reached, ranges capped)
+                    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+                    self._env = ImmutableSandboxedEnvironment(
+                        loader=Loader(self.root), autoescape=True, finalize=_escaped, undefined=jinja2.StrictUndefined,
+                        trim_blocks=True, lstrip_blocks=True)
                 template = self._made[name] = self._env.get_template(f"parts/{name}.html")
             return template.render(context)
         except BuildError:

@@ -146,6 +146,7 @@ class Collected:
     title_html: str = ""  # the page's title as inline Markdown (math as MathML), for its <h1>
     shown: dict = field(default_factory=dict)  # value key (with its format) -> the text the page shows
     outline: list = field(default_factory=list)  # (section id, block kind, line) of every top-level block
+    math: str = ""  # the characters its formulas may be drawn with, sorted: the site's math font holds them
 
     def to_json(self) -> dict:
         return {name: getattr(self, name) for name in COLLECTED}

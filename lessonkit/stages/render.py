@@ -24,7 +24,8 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     from lessonkit.render import environment, side_by_side, templates
     from lessonkit.write import staging, static
 
-    files: dict = static.static_files(course.root)
+    math = {c for b in pages for c in b.collected.math}
+    files: dict = static.static_files(course.root, math, course.cache)
     sizes = {}
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg

@@ -122,6 +122,22 @@ def pdf_name(url: str) -> str:
     return "pdf/" + url.removesuffix(".html") + ".pdf"
 
 
+def _site_only(route, site: Path, root: str) -> None:
+    """Only the site's own files: a page that asked for anything else would print without it. Its stylesheets
+    wait for their fonts (font-display: optional lets a reader's page go on without a late font, and a
+    printed page would come out in another one, by the luck of the machine's load)."""
+    url = route.request.url
+    if not url.startswith(root):
+        route.abort()
+    elif url.endswith(".css"):
+        from urllib.parse import unquote
+
+        css = (site / unquote(url.removeprefix(root).split("?")[0])).read_text("utf-8")
+        route.fulfill(body=re.sub(r"font-display\s*:\s*optional", "font-display:block", css), content_type="text/css")
+    else:
+        route.continue_()
+
+
 def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str],
                  base_url: str | None = None) -> list[str]:
     """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title. Writes the
@@ -143,9 +159,7 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
             browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.is_file() else None,
                                         args=["--no-sandbox", "--disable-gpu"])
             context = browser.new_context()
-            # Only the site's own files: a page that asked for anything else would print without it.
-            context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(root)
-                          else route.abort())
+            context.route("**/*", lambda route: _site_only(route, site, root))
             page = context.new_page()
             page.emulate_media(media="print")
             for lang, pages in by_language.items():

@@ -1,4 +1,5 @@
-"""The course's static assets (templates/static/), copied into the site; stylesheets compacted."""
+"""The course's static assets (templates/static/), copied into the site; stylesheets compacted, the math font
+cut to the formulas the site has (write/mathfont.py)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,22 @@ from pathlib import Path
 
 from lessonkit.errors import BuildError
 from lessonkit.load import theme
+from lessonkit.write import mathfont
 
 
-def static_files(root: Path) -> dict[str, bytes]:
+def static_files(root: Path, math: set[str], cache: Path) -> dict[str, bytes]:
     """The course's static assets (its own templates/static/ over the default theme's); a link that leads outside
-    the course, or outside the default theme, is refused, never published."""
+    the course, or outside the default theme, is refused, never published. `math`: the characters of the site's
+    formulas, which the published math font holds."""
     files = {}
     root = root.resolve()
     for rel, p in theme.listing(root, "static").items():
         shown = theme.shown(root, p)
         if not any(p.resolve().is_relative_to(top) for top in (root, theme.DEFAULT)):
             raise BuildError("links to a file outside the course; it would be published: refused", shown)
-        if p.suffix == ".css":
+        if rel == mathfont.SOURCE:
+            rel, data = mathfont.PUBLISHED, mathfont.published(p, math, cache)
+        elif p.suffix == ".css":
             from lessonkit.load.texts import read_text
 
             data = compact_css(read_text(p, shown)).encode("utf-8")

@@ -8,7 +8,9 @@ An unknown command or a missing brace is an error with the page's line. Converte
 between builds (markdown/conversions.py): a page edit starts no JavaScript engine.
 """
 
+import html
 import re
+import unicodedata
 from functools import lru_cache
 from html import escape
 from pathlib import Path
@@ -79,6 +81,41 @@ def _convert(tex: str, display: bool) -> str:
     return mathml.replace("<math", f'<math alttext="{escape(tex.strip())}"', 1)
 
 
+_MATH = re.compile(r"<math\b[^>]*>(.*?)</math>", re.S)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def characters(mathml: str) -> set[str]:
+    """The characters a browser may draw for these formulas: their text, the math-italic form of each letter
+    (a one-letter <mi> is drawn in italic from Unicode's Mathematical Alphanumeric Symbols), and the radical
+    sign a square or n-th root is drawn with."""
+    text = set()
+    for m in _MATH.finditer(mathml):
+        text |= set(html.unescape(_TAG.sub("", m.group(1))))
+        if "<msqrt" in m.group(1) or "<mroot" in m.group(1):
+            text.add("\u221a")
+    return text | {c for c in map(_italic, text) if c}
+
+
+# What the browser's italic (CSS text-transform: math-auto) draws that Unicode's names do not pair.
+_ITALIC = {"h": "\u210e", "\u0131": "\U0001d6a4", "\u0237": "\U0001d6a5", "\u2207": "\U0001d6fb",
+           "\u2202": "\U0001d715", "\u03f5": "\U0001d716", "\u03d1": "\U0001d717", "\u03f0": "\U0001d718",
+           "\u03d5": "\U0001d719", "\u03f1": "\U0001d71a", "\u03d6": "\U0001d71b"}
+
+
+def _italic(c: str) -> str | None:
+    if c in _ITALIC:
+        return _ITALIC[c]
+    name = unicodedata.name(c, "")
+    for script in ("LATIN ", "GREEK "):  # LATIN SMALL LETTER A -> MATHEMATICAL ITALIC SMALL A
+        if name.startswith(script) and (c.isascii() or "\u0391" <= c <= "\u03c9"):
+            try:
+                return unicodedata.lookup("MATHEMATICAL ITALIC " + name.removeprefix(script).replace(" LETTER", ""))
+            except KeyError:
+                return None
+    return None
+
+
 def math_plugin(md: MarkdownIt) -> None:
     # double_inline: $$…$$ inside a paragraph is display math too.
     md.use(dollarmath_plugin, double_inline=True, allow_digits=False)
@@ -91,6 +128,7 @@ def math_plugin(md: MarkdownIt) -> None:
                 mathml = tex_to_mathml(token.content, display)
             except BuildError as exc:
                 return ctx.report(exc, token)
+            ctx.out.math = "".join(sorted(set(ctx.out.math) | characters(mathml)))
             if not display:
                 return glued(tokens[idx], mathml)
             number, anchor = None, None

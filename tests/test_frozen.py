@@ -46,7 +46,7 @@ def test_freeze_writes_every_seed_with_what_produced_it_and_twice_the_same_bytes
     _, said = build_here(root, freeze=True)
     data = json.loads(frozen_file(root).read_text("utf-8"))
     assert sorted(data["seeds"], key=int) == ["0", "1", "2", "3"]
-    assert set(data["produced_by"]) == {"code", "runner", "python", "numpy", "kernels"}
+    assert set(data["produced_by"]) == {"code", "runner", "python", "numpy"}  # not the machine
     assert data["hash"] == frozen.identity(data["produced_by"])
     assert "seconds" not in data["seeds"]["0"]["report"]  # a run time would make every freeze a diff
     assert any(line.startswith("froze: results/tiny.json (4 seeds") for line in said)
@@ -151,6 +151,20 @@ def test_changed_code_is_run_instead_and_is_an_error_with_frozen_only(tmp_path):
     assert build_here(root, force=True)[0]["runs"] == 4  # --force ignores results/: every seed runs
     with pytest.raises(BuildError, match="--refresh nope: not an experiment of this course"):
         build_here(root, refresh=("nope",))
+
+
+@pytest.mark.slow
+def test_a_file_frozen_on_another_machine_is_current_here_and_checked_by_the_run_again(tmp_path, monkeypatch):
+    """The kernel variables choose the kernels an experiment runs on (they key this machine's experiment
+    cache); a frozen file is not stale by them, as it is not by another processor: the run again compares."""
+    root = course(tmp_path)
+    build_here(root, freeze=True)
+    before = frozen_file(root).read_bytes()
+    fresh(root)
+    monkeypatch.setenv("NPY_LESSONKIT_OTHER_MACHINE", "1")  # a kernel variable (versions.numeric_env) this one lacks
+    result, said = build_here(root, frozen_only=True)
+    assert result["runs"] == 1 and any("seed 0 as run on this machine agrees" in line for line in said), said
+    assert frozen_file(root).read_bytes() == before
 
 
 @pytest.mark.slow

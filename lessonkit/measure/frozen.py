@@ -2,9 +2,9 @@
 
 `build.py --freeze` writes them; a build uses them instead of running the experiment when what produced
 them is unchanged (the experiment's code and the modules it imports, which hold its parameters; the runner
-and the criteria evaluator; Python, numpy and the kernel variables: the experiment cache's key without the
-seed). It still judges every claim on the frozen values, and it runs a sample again (the course seed by
-default, `--verify N`) and compares it with the frozen reports within each value's tolerance: a frozen file
+and the criteria evaluator; Python and numpy: the experiment cache's key without the seed and the machine).
+It still judges every claim on the frozen values, and it runs a sample again (the course seed by default,
+`--verify N`) and compares it with the frozen reports within each value's tolerance: a frozen file
 whose values were edited is caught there, and one edited by hand without its digests when it is read.
 
 A file for other code is stale: the experiment runs as if unfrozen (or, with --frozen-only, the build stops).
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lessonkit.errors import BuildError
 from lessonkit.io import write_atomic
-from lessonkit.versions import numeric_env, package_version
+from lessonkit.versions import package_version
 
 FOLDER = "results"
 FORMAT = 1
@@ -52,9 +52,11 @@ class Policy:
 def produced_by(code: str, runner: str) -> dict:
     """What the reports depend on, as recorded in the frozen file. Python by its minor version: a patch release
     (Debian's 3.11.2, another machine's 3.11.7) does not change numpy's arithmetic, and a run again would show
-    it if it did; the experiment cache, local to one machine, keys on the full version."""
+    it if it did; the experiment cache, local to one machine, keys on the full version. Not the machine: its
+    processor and its kernel variables (NPY_*, OPENBLAS_* …) move values by rounding at most, and the run
+    again compares them within the tolerance; a file frozen on one machine is as current on the next."""
     python = "{}.{}".format(*sys.version_info[:2])
-    return {"code": code, "runner": runner, "python": python, "numpy": package_version("numpy"), "kernels": numeric_env()}
+    return {"code": code, "runner": runner, "python": python, "numpy": package_version("numpy")}
 
 
 def identity(what: dict) -> str:
@@ -141,8 +143,7 @@ def _line_of(text: str, seed) -> int | None:
 def stale_reason(frozen: Frozen, now: dict) -> str:
     """Why a frozen file no longer describes this build's experiment: what changed."""
     changed = [k for k in sorted(set(now) | set(frozen.produced_by)) if now.get(k) != frozen.produced_by.get(k)]
-    names = {"code": "its code", "runner": "the runner", "python": "Python", "numpy": "numpy",
-             "kernels": "the kernel variables"}
+    names = {"code": "its code", "runner": "the runner", "python": "Python", "numpy": "numpy"}
     return ", ".join(names.get(k, k) for k in changed) or "its hash"
 
 

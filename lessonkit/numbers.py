@@ -72,6 +72,10 @@ _MAX_WIDTH = 40
 
 
 def format_number(x, spec: str | None = None, tiny: bool = False) -> str:
+    if spec is None and isinstance(x, int) and not isinstance(x, bool) and abs(x) >= 10_000:
+        # Grouped in threes by a narrow no-break space, in every language (SI's style): a comma would read as
+        # a list's, and a line never breaks inside the number.
+        return format(x, ",").replace(",", "\u202f").replace("-", "−")
     if spec is None:
         spec = default_spec(x)
         # Without an author's format, take a digit more rather than one another machine could round the

@@ -140,6 +140,17 @@ requestAnimationFrame(() => {
 """
 
 
+def drawn_in(page, selector: str) -> list[dict]:
+    """The fonts Chromium drew the first matching element's text with (DevTools' own account, not a guess from
+    metrics): familyName, isCustomFont (a web font) …"""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    node = cdp.send("DOM.querySelector", {"nodeId": cdp.send("DOM.getDocument")["root"]["nodeId"], "selector": selector})
+    assert node["nodeId"], f"no {selector} on the page"
+    return cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})["fonts"]
+
+
 def cold_load(browser, url: str) -> tuple[float, list[str]]:
     """Layout shift once the fonts are in, and the stylesheets, in a fresh context.
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import DESKTOP, LAYOUT_SHIFT
+from browsing import DESKTOP, LAYOUT_SHIFT, drawn_in
 from conftest import ROOT, append_to_page, build_here, make_course
 from fontTools.ttLib import TTFont
 
@@ -126,15 +126,6 @@ def slow_font(kitchen_site):
         yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
     finally:
         httpd.shutdown()
-
-
-def drawn_in(page, selector: str) -> list[dict]:
-    """The fonts Chromium drew an element's text with (DevTools' own account, not a guess from metrics)."""
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("DOM.enable")
-    cdp.send("CSS.enable")
-    node = cdp.send("DOM.querySelector", {"nodeId": cdp.send("DOM.getDocument")["root"]["nodeId"], "selector": selector})
-    return cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})["fonts"]
 
 
 def test_a_late_math_font_moves_nothing_and_the_next_page_has_it(browser, slow_font):

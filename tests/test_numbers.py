@@ -34,6 +34,13 @@ def test_defaults_by_magnitude_and_type():
     assert format_value(0.00312, None) == "0.0031"
     assert format_value(-0.0123, None) == "−0.012"
     assert format_value(0.00245, None) == "0.00245"  # 0.0025 or 0.0024 by the machine's last bit: a digit more
+    # Integers of five digits and more in groups of three, by a narrow no-break space (a comma would read
+    # as a list's); an author's own format is kept as written.
+    assert format_value(9999, None) == "9999"
+    assert format_value(549755813888, None) == "549\u202f755\u202f813\u202f888"
+    assert format_value(-12345, None) == "−12\u202f345"
+    assert format_value([65536, 2], None, "、") == "65\u202f536、2"
+    assert format_value(549755813888, "d") == "549755813888"
 
 
 def test_explicit_formats_and_lists_per_language():

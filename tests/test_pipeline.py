@@ -77,7 +77,7 @@ def test_an_error_in_a_parallel_worker_is_one_line_with_its_file_and_line(tmp_pa
     assert result.stderr.startswith(f"error: content/en/p017.md:{line}: unknown value key 'tiny.maen'"), result.stderr
 
 
-JA = {"tag": "ja", "lang_name": "日本語", "list_sep": "、", "label_sep": "：", "closing": "、。）」"}
+JA = {"tag": "ja", "lang_name": "日本語", "list_sep": "、", "label_sep": "：", "comma": "，", "closing": "、。）」"}
 
 
 @pytest.mark.slow

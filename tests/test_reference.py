@@ -95,7 +95,7 @@ def test_the_language_file_keys_that_are_not_interface_words_are_documented():
     import yaml
 
     strings = yaml.safe_load((ROOT / "templates" / "i18n" / "en.yaml").read_text("utf-8"))
-    for key in ("tag", "lang_name", "list_sep", "label_sep", "closing"):
+    for key in ("tag", "lang_name", "list_sep", "label_sep", "comma", "closing"):
         assert key in strings and f"`{key}`" in REFERENCE, key
 
 

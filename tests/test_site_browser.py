@@ -25,7 +25,18 @@ import kitchen
 import pytest
 import yaml
 from axe_playwright_python.sync_playwright import Axe
-from browsing import DESKTOP, PHONE, marked_pages, named_pages, overflow, site_pages, tabs_of, twin_of, within_budgets
+from browsing import (
+    DESKTOP,
+    PHONE,
+    drawn_in,
+    marked_pages,
+    named_pages,
+    overflow,
+    site_pages,
+    tabs_of,
+    twin_of,
+    within_budgets,
+)
 from conftest import ROOT
 
 AXE = Axe()
@@ -262,7 +273,7 @@ SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 
 def shown_number(text: str) -> tuple[float, float] | None:
     """'8.8 × 10⁻⁸' → (8.8e-8, half a unit of its last digit); '33%' → (0.33, 0.005); else None."""
-    m = NUMBER.match(text.strip().replace(",", "").replace("\u2009", ""))
+    m = NUMBER.match(text.strip().replace(",", "").replace("\u2009", "").replace("\u202f", ""))
     if not m:
         return None
     mantissa, percent, exponent = m.groups()
@@ -599,6 +610,52 @@ def test_hints_start_collapsed_and_open_when_asked(tabs, rel):
 @pytest.mark.parametrize("rel", PAGES + SOURCE_PAGES)
 def test_no_horizontal_overflow_at_phone_width(tabs, rel):
     assert not (wide := overflow(tabs("phone").visit(rel))), wide
+
+
+def drawn_fonts(page, selector: str) -> set[str]:
+    return {f["familyName"] for f in drawn_in(page, selector)}
+
+
+def test_each_language_is_set_in_its_own_type_on_mixed_pages(tabs):
+    """English in a Latin face (a CJK face sets its quotes full-width), Chinese in a CJK one, on the home page and
+    on a side-by-side page; Chinese is never slanted (no synthetic italics)."""
+    page = tabs().visit("index.html")
+    english = drawn_fonts(page, 'section[lang="en"] li a')
+    assert english and not any("CJK" in f for f in english), english
+    assert any("CJK" in f for f in drawn_fonts(page, 'section[lang="zh-CN"] li a'))
+    page = tabs().visit("parallel/en/lesson.html")
+    english = drawn_fonts(page, '.cell[lang="en"] p')
+    assert english and not any("CJK" in f for f in english), english
+    page = tabs().visit("zh/lesson.html")
+    assert page.eval_on_selector(".epigraph p", "e => getComputedStyle(e).fontStyle") == "normal"
+    assert tabs().visit("en/lesson.html").eval_on_selector(".epigraph p", "e => getComputedStyle(e).fontStyle") == "italic"
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_the_skip_link_is_the_first_stop_and_seen_above_the_header(tabs, rel, width):
+    page = tabs(width).visit(rel)
+    page.evaluate("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("Tab")
+    seen = page.evaluate("""() => { const a = document.activeElement, r = a.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return [a.className, r.left >= 0 && r.top >= 0 && r.width > 0, top === a || a.contains(top)]; }""")
+    assert seen == ["skip", True, True], seen
+
+
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_a_claims_table_is_labelled_lines_on_a_phone(tabs, rel):
+    """Four columns at 375 px pushed the status off screen: on a phone every cell is on it, under its label."""
+    page = tabs("phone").visit(rel)
+    cells = page.eval_on_selector_all("table.claims td", """els => els.map(e => {
+        const r = e.getBoundingClientRect();
+        return [r.left, r.right, getComputedStyle(e, '::before').content, e.getAttribute('data-label')]; })""")
+    assert cells, "no claims table on the page"
+    off = [(left, right) for left, right, _, _ in cells if left < 0 or right > PHONE["width"]]
+    assert off == [], f"{len(off)} of {len(cells)} cells off the screen: {off[:3]}"
+    assert all(label and shown == f'"{label}"' for _, _, shown, label in cells), cells[:4]
+    desktop = tabs().visit(rel)
+    assert desktop.eval_on_selector("table.claims td", "e => getComputedStyle(e).display") == "table-cell"
 
 
 @pytest.mark.parametrize("rel", PAGES + SOURCE_PAGES)

@@ -11,7 +11,7 @@ from lessonkit.load import theme
 from lessonkit.load.texts import line_of_key, parse_yaml, read_text
 
 # What each language's strings must say about the language itself (see templates/i18n/).
-LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "closing")
+LANGUAGE_KEYS = ("tag", "lang_name", "list_sep", "label_sep", "comma", "closing")
 
 
 def load_strings(root: Path, languages: list[str]) -> dict:

@@ -29,10 +29,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 # The signs beside the words: whatever opens a panel (an audit mark, a value's check, a pill), a parameter's
-# underline, a glossary term's; outside the panels themselves.
+# underline, a glossary term's; outside the panels themselves and what a closed <details> holds.
 MARKS = """() => {
   const main = document.querySelector('main') || document.body;
-  const shown = e => e.getClientRects().length > 0 && !e.closest('[popover]');
+  const shown = e => e.getClientRects().length > 0 && !e.closest('[popover], details:not([open]) > :not(summary)');
   const marks = [...main.querySelectorAll('[popovertarget], .param, .term')].filter(shown);
   const text = main.innerText.replace(/\\s+/g, '').length;
   return [marks.length, text];

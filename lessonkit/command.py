@@ -75,8 +75,9 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", metavar="URL", help="where the site is published, e.g. https://you.github.io/course/ "
                    "(default: content/site.yaml's base_url)")
     p.add_argument("--no-search", action="store_true", help="skip the search index (Pagefind)")
-    p.add_argument("--pdf", action="store_true", help="also print every page, and each language's whole course, "
-                   "into site/pdf/ (Chromium), linked from each page")
+    p.add_argument("--pdf", nargs="?", const="reading", default=False, choices=("reading", "evidence"),
+                   help="also print every page, and each language's whole course, into site/pdf/ (Chromium), linked "
+                   "from each page: the reading layer, or with 'evidence' the audit layer, its panels as numbered notes")
     p.add_argument("--serve", action="store_true", help="serve the site on localhost, rebuild on change, reload")
     p.add_argument("--port", type=_port, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--mark-translated", metavar="LANG/PAGE.md", help="record that a translation is up to date")

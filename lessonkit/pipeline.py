@@ -284,7 +284,7 @@ def write(files: dict, site, course, options: Options, say) -> None:
     from lessonkit.write import pdf, search
 
     # The engine's outputs first (an error of theirs is the engine's), then the plugins' (one line naming them).
-    own = [search.Search()] * options.search + [pdf.Print()] * options.pdf
+    own = [search.Search()] * options.search + ([pdf.Print(evidence=options.pdf == "evidence")] if options.pdf else [])
     theirs = [p for p in course.plugins if getattr(p.obj, "output", None)]
     described = {"root": course.root, "languages": course.site.languages, "config": course.site.config,
                  "pages": [(p.url, p.lang, p.meta["title"]) for p in course.site.pages],

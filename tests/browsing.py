@@ -184,7 +184,8 @@ class _Panels(HTMLParser):
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line.encode("utf-8")))
         self.open: tuple[str, int, int] | None = None  # tag, depth, start byte
-        self.sizes: list[int] = []
+        self.sizes: list[int] = []  # each popover panel
+        self.collapsed: list[int] = []  # each closed block of evidence (<details class="evidence">)
         self.feed(source)
 
     def _at(self) -> int:
@@ -192,26 +193,30 @@ class _Panels(HTMLParser):
         return self.starts[line - 1] + len(self.lines[line - 1][:col].encode("utf-8"))
 
     def handle_starttag(self, tag, attrs):
-        if self.open is None and any(name == "popover" for name, _ in attrs):
-            self.open = (tag, 1, self._at())
+        names = dict(attrs)
+        collapsed = tag == "details" and "open" not in names and "evidence" in (names.get("class") or "").split()
+        if self.open is None and ("popover" in names or collapsed):
+            self.open = (tag, 1, self._at(), collapsed)
         elif self.open and tag == self.open[0]:
-            self.open = (tag, self.open[1] + 1, self.open[2])
+            self.open = (tag, self.open[1] + 1, *self.open[2:])
 
     def handle_endtag(self, tag):
         if self.open and tag == self.open[0]:
-            tag, depth, start = self.open
-            self.open = (tag, depth - 1, start) if depth > 1 else None
+            tag, depth, start, collapsed = self.open
+            self.open = (tag, depth - 1, start, collapsed) if depth > 1 else None
             if depth == 1:
-                self.sizes.append(self._at() + len(f"</{tag}>") - start)
+                (self.collapsed if collapsed else self.sizes).append(self._at() + len(f"</{tag}>") - start)
 
 
 def page_weight(site: Path, rel: str, sheets: list[str]) -> dict:
     """What a reader downloads to read the page: HTML outside its panels, each panel, the stylesheets, gzipped."""
     raw = (site / rel).read_bytes()
-    panels = _Panels(raw.decode("utf-8")).sizes
+    parsed = _Panels(raw.decode("utf-8"))
+    panels, hidden = parsed.sizes, sum(parsed.sizes) + sum(parsed.collapsed)
     css = b"".join((site / sheet).read_bytes() for sheet in sheets)
     return {"html": len(raw), "panels": len(panels), "panel_bytes": sum(panels), "largest_panel": max(panels, default=0),
-            "reading": len(raw) - sum(panels), "css": len(css), "bytes": len(raw) - sum(panels) + len(css),
+            "collapsed": sum(parsed.collapsed),
+            "reading": len(raw) - hidden, "css": len(css), "bytes": len(raw) - hidden + len(css),
             "gzip": len(gzip.compress(raw, mtime=0)) + len(gzip.compress(css, mtime=0))}
 
 
@@ -231,13 +236,14 @@ def within_budgets(browser, server: str, site: Path, rel: str, source_language: 
     """Budgets a busy machine cannot break, asserted and printed ("budget:"); first paint is a timing, reported
     by bench/fcp.py. Returns the page's row.
 
-    The budget is for what is read: the page's HTML outside its popover panels, which open on demand
-    (each panel has its own budget), plus its stylesheets. A side-by-side page holds two pages' text:
+    The budget is for what is read: the page's HTML outside its popover panels and its closed blocks of
+    evidence, which open on demand (each panel has its own budget), plus its stylesheets. A side-by-side page holds two pages' text:
     it may be as large as its two pages together, and no larger."""
     cls, sheets = cold_load(browser, f"{server}/{rel}")
     row = {**page_weight(site, rel, [h.removeprefix(server + "/").split("#")[0] for h in sheets]), "cls": round(cls, 4)}
     print(f"budget: {rel:32} {row['bytes']:7d} B to read (html {row['reading']} + css {row['css']}), "
-          f"{row['panels']} panels {row['panel_bytes']} B (largest {row['largest_panel']}), gzip {row['gzip']}, CLS {cls:.4f}")
+          f"{row['panels']} panels {row['panel_bytes']} B (largest {row['largest_panel']}), "
+          f"collapsed evidence {row['collapsed']} B, gzip {row['gzip']}, CLS {cls:.4f}")
     assert cls >= 0, "layout-shift entries are not reported by this browser"
     assert row["largest_panel"] <= PANEL_BUDGET, f"{rel}: a panel of {row['largest_panel']} bytes, budget {PANEL_BUDGET}"
     budget = HTML_CSS_BUDGET

@@ -16,7 +16,7 @@ NUMBERED = {"zh": "\n$$\nz = \\frac{x - \\bar{x}}{s}\n$$ (zscore)\n\n见 {ref}`e
 def printed(tmp_path_factory):
     root = make_course(tmp_path_factory.mktemp("pdf") / "c")
     append_to_page(append_to_page(with_figure(root), "page", EXERCISE), "page", NUMBERED)
-    result = run_build("--pdf", "--no-search", "--check", "--out", root / "site", root=root)
+    result = run_build("--pdf", "evidence", "--no-search", "--check", "--out", root / "site", root=root)
     assert result.returncode == 0, result.stdout + result.stderr
     return root / "site"
 
@@ -66,6 +66,26 @@ def test_each_page_prints_with_its_measured_values_and_numbered_notes(printed, l
 
 
 @pytest.mark.browser
+def test_plain_pdf_prints_the_reading_layer_and_evidence_asks_for_the_notes(printed, tmp_path):
+    """--pdf prints what a reader reads: the text with its numbers, no notes, no claims table, no audit list;
+    --pdf evidence (the fixture) adds them, as the audit layer shows them."""
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    result = run_build("--pdf", "--no-search", "--out", tmp_path / "reading", root=printed.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for lang in ("zh", "en"):
+        reading, evidence = tmp_path / "reading" / "pdf" / lang / "page.pdf", printed / "pdf" / lang / "page.pdf"
+        plain, full = text_of(reading), text_of(evidence)
+        assert "[1]" in full and "[1]" not in plain
+        assert "tiny.mean" in full and "tiny.mean" not in plain  # the claims table's keys
+        assert len(PdfReader(reading).pages) <= len(PdfReader(evidence).pages)
+        shown = re.findall(r'<span class="num">([^<]+)</span>', (printed / lang / "page.html").read_text("utf-8"))
+        assert shown and all("".join(unicodedata.normalize("NFKC", v).split()) in plain for v in shown), shown
+
+
+@pytest.mark.browser
 def test_the_whole_course_of_a_language_is_one_pdf_with_a_bookmark_per_page(printed):
     from pypdf import PdfReader
 
@@ -94,7 +114,7 @@ def test_a_course_printed_again_gives_the_same_pdfs_whose_links_lead_into_the_si
     root = printed.parent
     first = {p.relative_to(printed): p.read_bytes() for p in sorted((printed / "pdf").rglob("*.pdf"))}
     time.sleep(1.1)  # a print a second later would carry another time
-    result = run_build("--pdf", "--no-search", "--force", "--out", tmp_path / "again", root=root)
+    result = run_build("--pdf", "evidence", "--no-search", "--force", "--out", tmp_path / "again", root=root)
     assert result.returncode == 0, result.stdout + result.stderr
     again = {p.relative_to(tmp_path / "again"): p.read_bytes() for p in sorted((tmp_path / "again" / "pdf").rglob("*.pdf"))}
     assert list(first) == list(again) and len(first) == 4
@@ -106,7 +126,7 @@ def test_a_course_printed_again_gives_the_same_pdfs_whose_links_lead_into_the_si
     assert "../../en/experiments/tiny.html#L17" in page_links
     assert page_links and all(link.startswith(("../../en/", "../../figures/")) for link in page_links), page_links
     assert book_links == {link.removeprefix("../") for link in page_links}
-    published = run_build("--pdf", "--no-search", "--base-url", "https://example.org/c/", "--out",
+    published = run_build("--pdf", "evidence", "--no-search", "--base-url", "https://example.org/c/", "--out",
                           tmp_path / "published", root=root)
     assert published.returncode == 0, published.stderr
     assert links_of(tmp_path / "published/pdf/en/page.pdf") == {

@@ -109,6 +109,8 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    bibliography=bibliography(built.collected.audits, page.lang),
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
+                   evidence={"numbers": len(built.collected.values), "experiments": len(built.collected.experiments),
+                             "claims": len(built.collected.claims)},
                    title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
                    side_by_side=side_by_side_links(course, page))
 

@@ -139,9 +139,10 @@ def _site_only(route, site: Path, root: str) -> None:
 
 
 def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str],
-                 base_url: str | None = None) -> list[str]:
-    """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title. Writes the
-    PDFs; returns their paths below the site."""
+                 base_url: str | None = None, evidence: bool = False) -> list[str]:
+    """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title; evidence:
+    print the audit layer (the panels as numbered notes, the claims table, the audit list), not the reading
+    layer. Writes the PDFs; returns their paths below the site."""
     import io
     import posixpath
 
@@ -166,6 +167,8 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
                 book = PdfWriter()
                 for url, title in pages:
                     page.goto(root + url, wait_until="load")
+                    if evidence:  # the evidence as notes and appendix (style.css's print rules)
+                        page.evaluate("document.documentElement.dataset.print = 'evidence'")
                     page.evaluate("document.fonts.ready.then(() => true)")
                     out = site / pdf_name(url)
                     out.parent.mkdir(parents=True, exist_ok=True)
@@ -193,8 +196,11 @@ class Print:
 
     name = "pdf"
 
+    def __init__(self, evidence: bool = False):
+        self.evidence = evidence  # the audit layer, its evidence as notes; else the reading layer
+
     def output(self, folder: Path, site: dict, say) -> None:
         by_language = {lang: [(url, title) for url, page_lang, title in site["pages"] if page_lang == lang]
                        for lang in site["languages"]}
         say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
-        print_course(folder, by_language, site["config"]["title"], site["config"].get("base_url"))
+        print_course(folder, by_language, site["config"]["title"], site["config"].get("base_url"), self.evidence)

@@ -47,7 +47,15 @@
     var remembered = null;
     try { remembered = localStorage.getItem("lessonkit-layer"); } catch (e) { /* private mode */ }
     if (remembered === "audit" || location.hash === "#audit-layer") layer.checked = true;
+    // The marks in the text are tab stops in the audit layer only.
+    var marks = function () {
+      document.querySelectorAll("main .audit-mark[data-label]").forEach(function (m) {
+        m.setAttribute("tabindex", layer.checked ? "0" : "-1");
+      });
+    };
+    marks();
     layer.addEventListener("change", function () {
+      marks();
       try { localStorage.setItem("lessonkit-layer", layer.checked ? "audit" : "reading"); } catch (e) { /* private mode */ }
     });
   }

@@ -66,10 +66,12 @@ class Nav:
     prev: Page | None = None
     next: Page | None = None
     crumbs: list = field(default_factory=list)  # [{"url", "title"}]
+    course: list = field(default_factory=list)  # the language's pages in site.yaml's order: [{"url", "title", "depth"}]
+    course_key: str = ""  # their digest, made once per language (a page's key stays short in a large course)
 
     def key(self) -> list:
-        """What of the navigation ends up in a page: neighbours' addresses and titles."""
-        return [[p.url, p.title] if p else None for p in (self.prev, self.next)] + [self.crumbs]
+        """What of the navigation ends up in a page: neighbours' addresses and titles, the course's pages."""
+        return [[p.url, p.title] if p else None for p in (self.prev, self.next)] + [self.crumbs, self.course_key]
 
 
 @dataclass
@@ -112,9 +114,16 @@ class Site:
 
     def navigation(self) -> dict:
         """Every page's Nav, keyed by (lang, slug), in one pass over the pages."""
+        import hashlib
+        import json
+
         out = {}
         for lang in self.languages:
             same = [p for p in self.pages if p.lang == lang]
+            # A folder's index heads its pages: chapter-3/index sits beside lesson-l5, chapter-3/3-1 under it.
+            course = [{"url": p.url, "title": p.title, "depth": p.slug.count("/") - p.slug.endswith("/index")}
+                      for p in same]
+            course_key = hashlib.sha256(json.dumps(course, ensure_ascii=False).encode()).hexdigest()[:24]
             for i, page in enumerate(same):
                 crumbs = []
                 if "/" in page.slug:
@@ -122,7 +131,7 @@ class Site:
                     if index is not None and index is not page:
                         crumbs = [{"url": index.url, "title": index.title}]
                 out[lang, page.slug] = Nav(same[i - 1] if i else None, same[i + 1] if i + 1 < len(same) else None,
-                                           crumbs)
+                                           crumbs, course, course_key)
         return out
 
 

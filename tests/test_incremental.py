@@ -58,6 +58,7 @@ def test_the_edits_change_what_they_should(book, tmp_path):
     assert b'data-key="tiny.n" data-value="65"' in after["zh/p000.html"]
     assert after["figures/tiny.bars.en.svg"] != before["figures/tiny.bars.en.svg"]
     assert "Page 2 —".encode() in after["en/p001.html"] and "Page 2 —".encode() in after["en/p003.html"]
+    assert "Page 2 —".encode() in after["en/p000.html"]  # no neighbour: the course's list of pages
 
 
 @pytest.mark.slow

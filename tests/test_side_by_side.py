@@ -56,7 +56,7 @@ class _Page(HTMLParser):
         classes = (a.get("class") or "").split()
         if "row" in classes and "data-align" in a:
             self.rows += 1
-        if "data-align" not in a and ("cell" in classes or (self._cell == [] and a.get("data-label"))):
+        if "data-align" not in a and ("cell" in classes or (self._cell == [] and a.get("data-label") and "lang" in a)):
             self.cells.append(a["lang"])
             self._cell.append((a["lang"], self._depth))
         if "value" in classes and self._cell:

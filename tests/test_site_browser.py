@@ -375,6 +375,26 @@ def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks)
     assert bad == [], "\n".join(bad)
 
 
+def test_every_course_page_has_the_course_in_site_yaml_order_and_the_home_page_too(site):
+    """The course's pages on every page (closed: one stop until opened), the page itself marked; a folder's index
+    heads its pages there and on the home page (it was nested under the page before it)."""
+    depth = {page: page.count("/") - page.endswith("/index") for page in CONFIG["pages"]}
+    for lang in CONFIG["languages"]:
+        for page in CONFIG["pages"]:
+            html = (site / lang / f"{page}.html").read_text("utf-8")
+            nav = re.search(r'<nav class="course-nav"[^>]*>\s*<details>(.*?)</details>', html, re.S)
+            assert nav, f"{lang}/{page}: no course navigation, or it starts open"
+            items = re.findall(r'<li class="depth-(\d)"><a href="([^"]+)"( aria-current="page")?', nav.group(1))
+            up = "../" * (1 + page.count("/"))
+            assert [(int(d), href) for d, href, _ in items] == [
+                (depth[p], f"{up}{lang}/{p}.html") for p in CONFIG["pages"]], (lang, page, items)
+            assert [href for _, href, current in items if current] == [f"{up}{lang}/{page}.html"]
+    home = (site / "index.html").read_text("utf-8")
+    for lang in CONFIG["languages"]:
+        found = re.findall(rf'<li class="depth-(\d)"><a href="{lang}/([^"]+)\.html"', home)
+        assert [(int(d), p) for d, p in found] == [(depth[p], p) for p in CONFIG["pages"]], found
+
+
 @pytest.mark.parametrize("rel", PAGES)
 def test_reading_column_is_wide_on_a_desktop(tabs, rel):
     """Not asked by the list above, but a reader sees it at once: at 1280 px the text column is wide."""
@@ -385,7 +405,7 @@ def test_reading_column_is_wide_on_a_desktop(tabs, rel):
         f"main is {box and box['width']:.0f} px wide at {DESKTOP['width']} px (max-width {measure:.0f} px): "
         "on a page without contents the grid puts main into the 15rem contents column. Fix in "
         "templates/static/style.css, inside @media (min-width: 1100px): "
-        ".layout:not(:has(> .toc)) { grid-template-columns: minmax(0, var(--measure)); }")
+        ".layout:not(:has(> .side > *)) { grid-template-columns: minmax(0, var(--measure)); }")
 
 
 # --- 4-5: navigation on a desktop ---------------------------------------------------------------------

@@ -375,6 +375,25 @@ def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks)
     assert bad == [], "\n".join(bad)
 
 
+def test_a_side_by_side_page_says_its_chrome_in_both_languages(site):
+    import html as html_module
+
+    source = CONFIG["source_language"]
+    strings = {lang: yaml.safe_load((ROOT / "templates" / "i18n" / f"{lang}.yaml").read_text("utf-8"))
+               for lang in CONFIG["languages"]}
+    for lang in CONFIG["languages"]:
+        if lang == source:
+            continue
+        page = html_module.unescape((site / "parallel" / lang / "lesson.html").read_text("utf-8"))
+        tag = strings[lang]["tag"]
+        for key in ("skip", "search", "home", "audit_layer"):
+            assert strings[source][key] in page, key
+            assert f'lang="{tag}">· {strings[lang][key]}</span>' in page, key
+        assert strings[lang]["built_with_seed"].split("{")[0] in page
+        single = html_module.unescape((site / source / "lesson.html").read_text("utf-8"))
+        assert f'lang="{tag}">· {strings[lang]["skip"]}' not in single  # a page in one language: its own
+
+
 def test_every_course_page_has_the_course_in_site_yaml_order_and_the_home_page_too(site):
     """The course's pages on every page (closed: one stop until opened), the page itself marked; a folder's index
     heads its pages there and on the home page (it was nested under the page before it)."""

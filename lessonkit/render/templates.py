@@ -165,6 +165,7 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
     return strip_markers(render_template(
         env, course.root, "side_by_side.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
         rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
+        also=course.strings[other.lang], also_lang=other.lang,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
         bibliography=bibliography(collected.audits, src.lang), has_math="<math" in src.body + other.body))

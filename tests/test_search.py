@@ -2,11 +2,11 @@
 and what the page says where search cannot work."""
 
 import pytest
-from conftest import TINY_PAGES, http_server, make_course, run_build
+from conftest import TINY_PAGES, http_server, make_course, run_build, with_data_files
 
 FILLER = {"zh": "\n这一段只是让页面足够长。\n", "en": "\nThis paragraph only makes the page long enough.\n"}
 SECTION = {
-    "zh": "\n## 方差的估计 {#variance}\n\n样本方差估计总体的离散程度。\n",
+    "zh": "\n## 方差的估计 {#variance}\n\n样本方差估计总体的离散程度，即[标准差]{.term}的平方。\n",
     "en": "\n## Estimating the variance {#variance}\n\nThe sample variance estimates how widely the population is spread.\n",
 }
 QUERIES = [
@@ -20,7 +20,7 @@ QUERIES = [
 @pytest.fixture(scope="module")
 def search_site(tmp_path_factory):
     pages = {lang: TINY_PAGES[lang] + SECTION[lang] + FILLER[lang] * 40 for lang in TINY_PAGES}
-    root = make_course(tmp_path_factory.mktemp("search") / "c", pages=pages, config="seeds: 2\n")
+    root = with_data_files(make_course(tmp_path_factory.mktemp("search") / "c", pages=pages, config="seeds: 2\n"))
     result = run_build("--out", root / "site", root=root)  # with the search index
     assert result.returncode == 0, result.stderr
     return root / "site"
@@ -49,6 +49,19 @@ def test_a_query_finds_the_section_and_the_result_leads_there(page, search_serve
         top = page.evaluate(f"document.getElementById('{section}').getBoundingClientRect().top")
         assert 0 <= top < 120
     assert errors == []
+
+
+def test_a_terms_tip_is_not_searched_nor_in_an_excerpt(page, search_server):
+    """The zh page's term 标准差 carries the English 'spread' in its tip: the zh index does not hold it."""
+    page.goto(f"{search_server}/zh/search.html")
+    page.fill(".pagefind-ui__search-input", "方差")
+    page.wait_for_selector(".pagefind-ui__result-excerpt", timeout=10000)
+    excerpts = page.eval_on_selector_all(".pagefind-ui__result-excerpt", "els => els.map(e => e.textContent)")
+    assert excerpts and not any("spread" in e for e in excerpts), excerpts
+    page.fill(".pagefind-ui__search-input", "spread")
+    page.wait_for_timeout(1500)
+    found = page.eval_on_selector_all(".pagefind-ui__result-link", "els => els.map(e => e.getAttribute('href'))")
+    assert not [href for href in found if "page.html" in href], found  # (the glossary lists it: it is its text)
 
 
 def test_search_index_is_built_per_language(search_site):

@@ -375,6 +375,19 @@ def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks)
     assert bad == [], "\n".join(bad)
 
 
+def test_an_experiments_page_links_to_the_pages_that_show_it_and_is_indexed(site):
+    for lang in CONFIG["languages"]:
+        for name in CONFIG["experiments"]:
+            html = (site / lang / "experiments" / f"{name}.html").read_text("utf-8")
+            showing = sorted(f"../../{lang}/{page}.html" for page in CONFIG["pages"]
+                             if f'data-key="{name}.' in (site / lang / f"{page}.html").read_text("utf-8"))
+            used = re.search(r'<p class="used-on">(.*?)</p>', html, re.S)
+            assert showing and used, (lang, name)
+            assert sorted(re.findall(r'<a href="([^"]+)"', used.group(1))) == showing
+            assert re.search(r"<main [^>]*data-pagefind-body", html)  # the search finds it by its name
+            assert re.search(r'<div class="table-wrap"[^>]*data-pagefind-ignore', html)  # not by its code
+
+
 def test_a_side_by_side_page_says_its_chrome_in_both_languages(site):
     import html as html_module
 

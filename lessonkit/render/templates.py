@@ -231,10 +231,10 @@ def source_page(name: str, lang: str) -> str:
     return f"{lang}/experiments/{name}.html"
 
 
-def experiment_files(env, course, m, build_info: dict) -> dict[str, bytes]:
+def experiment_files(env, course, m, build_info: dict, pages: list[Built]) -> dict[str, bytes]:
     """What a reader needs to run each experiment: its files as the build ran them (the experiment, the modules
     it imports, the harness, the criteria evaluator) under experiments/, and its source as a page in each
-    language, with line anchors that the provenance panels link to."""
+    language, with line anchors that the provenance panels link to, and links to the pages that show it."""
     from lessonkit.measure import experiments, provenance
     from lessonkit.versions import package_version
 
@@ -261,5 +261,7 @@ def experiment_files(env, course, m, build_info: dict) -> dict[str, bytes]:
                 root="../../", build=build_info,
                 alternates=[(other, source_page(report.name, other)) for other in site.languages],
                 e={"path": str(report.path), "file": path.name, "files": names_, "seed": course.seed,
-                   "numpy": package_version("numpy"), "lines": lines}).encode("utf-8")
+                   "numpy": package_version("numpy"), "lines": lines,
+                   "shown_on": [b.page for b in pages if b.lang == lang and report.name in b.collected.experiments]}
+            ).encode("utf-8")
     return files

@@ -97,7 +97,7 @@ def site_pages(course, pages: list, measured, env, info: dict) -> dict:
     from lessonkit.render import templates
     from lessonkit.write import staging
 
-    files = templates.experiment_files(env, course, measured, info)
+    files = templates.experiment_files(env, course, measured, info, pages)
     if course.glossary:
         for lang in course.site.languages:
             files[f"{lang}/glossary.html"] = templates.glossary_html(env, course, lang, pages, info).encode("utf-8")

@@ -1,6 +1,6 @@
 """The math font as the site publishes it: the theme's OpenType math font (templates/static/fonts/math.otf)
-cut down to the characters the site's formulas use (markdown/plugins/math.py collects them per page), with the glyphs its MATH table builds them from (large
-operators, stretchy delimiters, script-size forms), as WOFF2. The whole font is 525,008 bytes; the cut one for
+cut down to the characters the site's formulas use (markdown/plugins/math.py collects them per page), with
+the glyphs its MATH table builds them from (large operators, stretchy delimiters, script-size forms), as WOFF2. The whole font is 525,008 bytes; the cut one for
 a course of formulas is a few tens of kilobytes, and pages without math never fetch it.
 
 Kept in the cache by the digest of the font, the characters and the code that cuts it: a page edit that
@@ -16,7 +16,7 @@ from lessonkit.io import digest, read_cache, write_cache
 SOURCE = "fonts/math.otf"  # below the theme's static/: never published as it is
 PUBLISHED = "fonts/math.woff2"
 
-# Digits and the signs a formula is most often edited to hold: a first formula does not cut the font again.
+# Digits and the commonest signs, always in: an edit that adds only these to a formula does not cut again.
 _ALWAYS = set("0123456789+-=()[]{}.,;:!/|<>'*^_ ") | {"\u2212", "\u00d7", "\u22c5", "\u2061", "\u2062"}
 
 

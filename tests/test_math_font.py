@@ -17,6 +17,7 @@ from browsing import DESKTOP, LAYOUT_SHIFT, drawn_in
 from conftest import ROOT, append_to_page, build_here, make_course
 from fontTools.ttLib import TTFont
 
+from lessonkit.errors import BuildError
 from lessonkit.markdown.plugins.math import characters
 from lessonkit.write import mathfont
 
@@ -94,6 +95,9 @@ def test_the_cut_follows_the_formulas_and_is_kept_between_builds(tmp_path, monke
     append_to_page(root, "page", {"zh": "\n再一句。\n", "en": "\nOne more.\n"})
     build_here(root)  # a damaged entry is a miss, never an error
     assert len(cuts) == 3
+    (root / "templates" / "static" / "fonts" / "math.otf").write_bytes(b"not a font")  # a theme's own, broken
+    with pytest.raises(BuildError, match=r"^templates/static/fonts/math.otf: not an OpenType math font the build can cut"):
+        build_here(root)
 
 
 # --- in Chromium: a font that comes late ----------------------------------------------------------------

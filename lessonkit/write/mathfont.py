@@ -20,8 +20,9 @@ PUBLISHED = "fonts/math.woff2"
 _ALWAYS = set("0123456789+-=()[]{}.,;:!/|<>'*^_ ") | {"\u2212", "\u00d7", "\u22c5", "\u2061", "\u2062"}
 
 
-def published(font: Path, chars: set[str], cache: Path) -> bytes:
-    """The WOFF2 cut of `font` holding `chars` (and the few the site's formulas are likely to need next)."""
+def published(font: Path, chars: set[str], cache: Path, shown) -> bytes:
+    """The WOFF2 cut of `font` holding `chars` (and the few the site's formulas are likely to need next).
+    `shown`: the font's path as an error names it."""
     wanted = "".join(sorted(chars | _ALWAYS))
     data = font.read_bytes()
     key = digest(data, wanted, Path(__file__).read_bytes())
@@ -31,7 +32,12 @@ def published(font: Path, chars: set[str], cache: Path) -> bytes:
             return base64.b64decode(kept["woff2"], validate=True)
         except ValueError:
             pass  # a damaged entry is a miss
-    out = _cut(data, wanted)
+    try:
+        out = _cut(data, wanted)
+    except Exception as exc:  # a theme's font is the course's input: whatever fontTools finds wrong in it
+        from lessonkit.errors import BuildError
+
+        raise BuildError(f"not an OpenType math font the build can cut ({type(exc).__name__}: {exc})", shown) from None
     write_cache(cache / "math-font.json", {"key": key, "woff2": base64.b64encode(out).decode("ascii")})
     return out
 

@@ -22,7 +22,7 @@ def static_files(root: Path, math: set[str], cache: Path) -> dict[str, bytes]:
         if not any(p.resolve().is_relative_to(top) for top in (root, theme.DEFAULT)):
             raise BuildError("links to a file outside the course; it would be published: refused", shown)
         if rel == mathfont.SOURCE:
-            rel, data = mathfont.PUBLISHED, mathfont.published(p, math, cache)
+            rel, data = mathfont.PUBLISHED, mathfont.published(p, math, cache, shown)
         elif p.suffix == ".css":
             from lessonkit.load.texts import read_text
 

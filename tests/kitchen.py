@@ -97,7 +97,7 @@ description: 引擎的每一种写法各一次。
 一个大数{val}`sink.huge`，一个很小但真实的数 {val}`sink.small`。判据：{claim}`sink.spread`。
 
 [标准差接近 1]{.claim audit=verified key="sink.spread"}；[均值接近 0，对任何种子都如此]{.claim audit=partly key="sink.mean" scope="只检验了本构建的种子。"}；
-[高斯在 1809 年给出了最小二乘]{.claim audit=cited ref=gauss1809 at="第 2 卷 §179"}；[均值总是恰为 0]{.claim audit=refuted key="sink.mean" why="均值接近 0，但不恰为 0。"}；
+[高斯在 1809 年给出了最小二乘]{.claim audit=cited ref=gauss1809 at="第 2 卷 §179"}；[均值总是恰为 0]{.claim audit=refuted key="sink.mean" why="均值接近 0，但不恰为 0。" fix="均值接近 0，但并不恰为 0。"}；
 [人人都知道这件事]{.claim audit=unverified why="没有出处。"}。表里的 [8 行]{.literal}是输入。
 
 ### 公式 {#math}
@@ -196,7 +196,7 @@ Cells {val}`sink.cells`, a big number {val}`sink.big`, the first three {val}`sin
 {val}`sink.noise`, a huge number is {val}`sink.huge`, and a small but real one is {val}`sink.small`. The criterion: {claim}`sink.spread`.
 
 [The spread is near 1]{.claim audit=verified key="sink.spread"}; [the mean is near 0 for any seed]{.claim audit=partly key="sink.mean" scope="Tested on this build's seeds only."};
-[Gauss gave least squares in 1809]{.claim audit=cited ref=gauss1809 at="vol. 2, §179"}; [the mean is always exactly 0]{.claim audit=refuted key="sink.mean" why="The mean is near 0, not exactly 0."};
+[Gauss gave least squares in 1809]{.claim audit=cited ref=gauss1809 at="vol. 2, §179"}; [the mean is always exactly 0]{.claim audit=refuted key="sink.mean" why="The mean is near 0, not exactly 0." fix="The mean is near 0, but not exactly 0."};
 [everyone knows this]{.claim audit=unverified why="No source."}. The table's [8 rows]{.literal} are inputs.
 
 ### Formulas {#math}

@@ -22,13 +22,14 @@ AUDITED = {
           "[训练后也成立]{.claim audit=partly key=\"tiny.spread\" scope=\"只在初始化时测量\"}。"
           "[论文这样说]{.claim audit=cited ref=src2020 at=\"第 3 节\"}。"
           "[有人这样认为]{.claim audit=unverified why=\"没有出处\"}。"
-          "[均值很大]{.claim audit=refuted key=\"tiny.mean\" why=\"测得的均值接近零\"}。\n",
+          "[均值很大]{.claim audit=refuted key=\"tiny.mean\" why=\"测得的均值接近零\" fix=\"均值很小。\"}。\n",
     "en": "---\ntitle: Audit\ndescription: One page.\ntranslated_from: {digest}\n---\n\n## Sentences {#s}\n\n"
           "[The mean is near zero]{.claim audit=verified key=\"tiny.mean\"}. "
           "[It holds after training too]{.claim audit=partly key=\"tiny.spread\" scope=\"measured at init only\"}. "
           "[A paper says so]{.claim audit=cited ref=src2020 at=\"Section 3\"}. "
           "[Some believe it]{.claim audit=unverified why=\"no source\"}. "
-          "[The mean is large]{.claim audit=refuted key=\"tiny.mean\" why=\"the measured mean is near zero\"}.\n",
+          "[The mean is large]{.claim audit=refuted key=\"tiny.mean\" why=\"the measured mean is near zero\" "
+          "fix=\"The mean is small.\"}.\n",
 }
 
 
@@ -69,7 +70,11 @@ def test_five_statuses_each_name_their_evidence(tmp_path):
 @pytest.mark.parametrize("markup, message", [
     ('[x]{.claim audit=partly key="tiny.mean"}', "audit=partly needs scope"),
     ('[x]{.claim audit=cited ref=src2020}', "audit=cited needs at"),
-    ('[x]{.claim audit=refuted why="no"}', "audit=refuted needs key or ref (the evidence)"),
+    ('[x]{.claim audit=refuted why="no" fix="yes"}', "audit=refuted needs key or ref (the evidence)"),
+    ('[x]{.claim audit=refuted key="tiny.mean" why="no"}', "audit=refuted needs fix"),
+    ('[x]{.claim audit=cited ref=src2020 at="§1" fix="so"}', "fix= is the correction of a refuted statement"),
+    ('[x]{.claim audit=refuted key="tiny.mean" why="no" fix="' + "y" * 161 + '"}', "a correction is one line"),
+    ('[x]{.claim audit=refuted key="tiny.mean" why="no" fix="$d_{k}$"}', "a value holds no { or }"),
     ('[x]{.claim audit=verified}', "audit=verified needs key"),
     ('[x]{.claim audit=verified key="tiny.maen"}', "unknown claim 'tiny.maen' (did you mean 'tiny.mean'?)"),
     ('[x]{.claim audit=probably}', "audit must be one of verified, partly, cited, unverified, refuted"),
@@ -84,6 +89,46 @@ def test_an_audit_without_its_evidence_is_a_one_line_error(tmp_path, markup, mes
     assert lines[1:] == [lines[1], "2 errors"] and lines[0].startswith("error: content/en/page.md:"), result.stderr
     assert lines[1].startswith(f"error: content/zh/page.md:{len(pages['zh'].splitlines())}: "), result.stderr
     assert message in lines[0] and message in lines[1]
+
+
+CORRECTED = {
+    "zh": AUDITED["zh"] + "\n| 头 | 成本 |\n|---|---|\n"
+          "| [四头]{.literal} | [低]{.claim audit=refuted key=\"tiny.mean\" why=\"w\" fix=\"成本相同。\"} |\n"
+          "| [八头]{.literal} | [高]{.claim audit=refuted key=\"tiny.mean\" why=\"w\" fix=\"成本相同。\"} |\n",
+    "en": AUDITED["en"] + "\n| heads | cost |\n|---|---|\n"
+          "| [four]{.literal} | [low]{.claim audit=refuted key=\"tiny.mean\" why=\"w\" fix=\"The cost is the same.\"} |\n"
+          "| [eight]{.literal} | [high]{.claim audit=refuted key=\"tiny.mean\" why=\"w\" fix=\"The cost is the same.\"} |\n",
+}
+
+
+def test_a_refuted_statement_shows_its_correction_after_its_paragraph_or_table(tmp_path):
+    """Without a click: after the block that holds it (the stylesheet moves it to the margin on a wide page),
+    labelled, one per distinct correction, naming the statements it corrects; its panel repeats it."""
+    root = course(tmp_path, CORRECTED)
+    result = build(root, "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    html = (root / "site/en/page.html").read_text("utf-8")
+    body = html[html.index("<h2"):html.index('id="evidence"')]
+    paragraph = body.index('<div class="corrected">\n<p>')
+    assert body.index('id="audit-5"', paragraph) < body.index("</p>", paragraph) < body.index(
+        '<div class="corrections"><aside class="correction" id="fix-5" data-fix="audit-5">'
+        '<span class="correction-label">Correction</span>: The mean is small.</aside></div></div>', paragraph)
+    table = body.index('<div class="corrected">', paragraph + 1)
+    assert body.index("<table", table) < body.index("</table>", table) < body.index(
+        '<aside class="correction" id="fix-6" data-fix="audit-6 audit-7"><span class="correction-label">'
+        'Correction</span>: The cost is the same.</aside></div></div>', table)
+    assert body.count('class="correction"') == 2
+    panel = html[html.index('id="audit-panel-5"'):]
+    assert "<strong>Correction</strong>: The mean is small." in panel[:panel.index("</div>")]
+    zh = (root / "site/zh/page.html").read_text("utf-8")
+    assert '<span class="correction-label">更正</span>：均值很小。</aside>' in zh
+    # The side-by-side page pairs the paragraph, its corrections with it, with its translation.
+    parallel = (root / "site/parallel/en/page.html").read_text("utf-8")
+    cells = parallel.split('<div class="cell"')[1:]
+    corrected = [c for c in cells if '<div class="corrected">' in c]
+    assert len(corrected) == 4, len(corrected)  # paragraph and table, in each language
+    assert all(c.index("<aside") > c.index('<div class="corrected">') for c in corrected)
+    assert all(c.count("<div") <= c.count("</div>") for c in corrected)  # closed inside its cell
 
 
 BARE = {

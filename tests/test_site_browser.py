@@ -614,13 +614,34 @@ def test_the_audit_layer_names_each_status_and_is_remembered_and_linkable(tabs, 
     assert not tab.problems, tab.problems
 
 
+# Where each correction is drawn, against the block it corrects and the page's width.
+CORRECTIONS = """() => [...document.querySelectorAll("main .correction")].map(c => {
+  const note = c.getBoundingClientRect(), block = c.closest(".corrected").firstElementChild.getBoundingClientRect();
+  return {left: note.left, right: note.right, top: note.top, height: note.height, width: innerWidth,
+          blockRight: block.right, blockTop: block.top, blockBottom: block.bottom,
+          shown: getComputedStyle(c).display !== "none"}; })"""
+
+
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_a_refuted_statement_shows_its_correction_in_the_margin_or_after_it(tabs, rel):
+    """Without a click, in both layers: beside its paragraph, in the margin, on a desktop; after it on a phone."""
+    for layer in ("reading", "audit"):
+        wide = tabs().visit(rel + ("#audit-layer" if layer == "audit" else "")).evaluate(CORRECTIONS)
+        assert wide and all(n["shown"] and n["height"] > 0 for n in wide), (layer, wide)
+        for n in wide:
+            assert n["left"] >= n["blockRight"] and n["right"] <= n["width"], f"not in the margin: {n}"
+            assert abs(n["top"] - n["blockTop"]) < 24, f"not beside its paragraph: {n}"
+    for n in tabs("phone").visit(rel).evaluate(CORRECTIONS):
+        assert n["top"] >= n["blockBottom"] and n["right"] <= n["width"], f"not after its paragraph: {n}"
+
+
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
 def test_a_copied_paragraph_is_its_words(tabs, rel):
     """Marks are not text: selecting a paragraph with audited statements or verified values copies its words,
     without the statuses' words, a ✓ or a tooltip, in either layer."""
     page = tabs().visit(rel)
     # (the words: the paragraph's text outside the marks and the tooltips, which are not text)
-    select = """() => [...document.querySelectorAll("main article > p")].filter(
+    select = """() => [...document.querySelectorAll("main article > p, main article > .corrected > p")].filter(
         p => p.querySelector(".audit-mark[data-label], .value .mark")).map(p => {
       const r = document.createRange(); r.selectNodeContents(p);
       const s = getSelection(); s.removeAllRanges(); s.addRange(r);

@@ -116,6 +116,20 @@ def _italic(c: str) -> str | None:
     return None
 
 
+_INLINE = re.compile(r"\$([^$]+)\$")
+
+
+def inline_math(ctx, text: str) -> Markup:
+    """A short text an attribute holds (a correction), escaped, with its $…$ formulas as MathML."""
+    out, at = [], 0
+    for m in _INLINE.finditer(text):
+        mathml = tex_to_mathml(m.group(1), False)
+        ctx.out.math = "".join(sorted(set(ctx.out.math) | characters(mathml)))
+        out += [escape(text[at:m.start()], quote=False), mathml]
+        at = m.end()
+    return Markup("".join(out) + escape(text[at:], quote=False))
+
+
 def math_plugin(md: MarkdownIt) -> None:
     # double_inline: $$…$$ inside a paragraph is display math too.
     md.use(dollarmath_plugin, double_inline=True, allow_digits=False)

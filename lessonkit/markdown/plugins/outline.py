@@ -49,7 +49,9 @@ def outline_plugin(md: MarkdownIt) -> None:
             if token.level == 0:
                 marker = Token("html_block", "", 0)
                 marker.content = "<!--lk-block-->\n"
-                out.append(marker)
+                # A wrapper another plugin opened around the block (its corrections) is part of the block.
+                at = len(out) - 1 if out and out[-1].meta.get("wraps") else len(out)
+                out.insert(at, marker)
             out.append(token)
         state.tokens[:] = out
 

@@ -9,6 +9,7 @@ from mdit_py_plugins.attrs import attrs_plugin
 from lessonkit import names
 from lessonkit.errors import BuildError
 from lessonkit.markdown.plugins.lines import line_of
+from lessonkit.markdown.plugins.math import inline_math
 from lessonkit.markup import Mark
 from lessonkit.measure import shown
 
@@ -18,12 +19,14 @@ AUDITS = {
     "partly": ("key", "scope"),  # a claim tests it in a narrower setting; scope says how it is narrower
     "cited": ("ref", "at"),  # a source says it; at: the exact place (section, table, page)
     "unverified": (),  # neither; why: what is missing (optional)
-    "refuted": ("why",),  # our measurement (key) or a source (ref) contradicts it
+    "refuted": ("why", "fix"),  # our measurement (key) or a source (ref) contradicts it; fix: the correction
 }
+# A correction is shown beside its statement without a click: one line, not the panel's explanation.
+FIX_MAX = 160
 # What `{…}` may set, per element: enough for the course's markup, nothing that could restyle or
 # script the page (style, on…, href on a span …).
 ALLOWED = {
-    "span_open": {"class", "id", "key", "audit", "ref", "at", "why", "scope"},
+    "span_open": {"class", "id", "key", "audit", "ref", "at", "why", "scope", "fix"},
     "link_open": {"href", "title", "class", "id"},
     "image": {"src", "alt", "title", "class", "id"},
     "code_inline": {"class", "id"},
@@ -31,7 +34,7 @@ ALLOWED = {
 # Ids the page templates and plugins write themselves.
 RESERVED_IDS = {*names.TEMPLATE_IDS, "claims-audit", "verification-summary", "references"}
 RESERVED_PREFIXES = ("audit-", "ref-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
-                     "home-", "table-", "eq-")
+                     "fix-", "home-", "table-", "eq-")
 
 
 def check_id(ctx, hid: str) -> None:
@@ -48,8 +51,9 @@ def check_id(ctx, hid: str) -> None:
     ctx.ids.add(hid)
 
 
-# "[text]{.term …}" left as plain text means the attributes did not parse.
-_UNPARSED = re.compile(r"\]\{[.#][^}]*\}")
+# "[text]{.term …}" left as plain text means the attributes did not parse (the text may stop at a formula the
+# failed attributes held).
+_UNPARSED = re.compile(r"\]\{[.#]")
 
 
 def _html(content: str) -> Token:
@@ -78,7 +82,8 @@ def spans_plugin(md: MarkdownIt) -> None:
 
     def rule(state):
         ctx = state.env["ctx"]
-        for block in state.tokens:
+        fixes: dict[int, list[str]] = {}  # block index -> the corrections of its refuted statements
+        for b, block in enumerate(state.tokens):
             if block.type != "inline" or not block.children:
                 continue
             out = list(block.children)
@@ -87,7 +92,7 @@ def spans_plugin(md: MarkdownIt) -> None:
                 token = out[i]
                 if token.type == "text" and _UNPARSED.search(token.content):
                     raise BuildError("malformed span attributes (quote values with dots or spaces: "
-                                     'key="kvcache.gqa_saving")', ctx.path, line_of(token, ctx))
+                                     'key="kvcache.gqa_saving"; a value holds no { or })', ctx.path, line_of(token, ctx))
                 if token.attrs and token.type in ALLOWED:
                     try:
                         _check_attrs(ctx, token)
@@ -102,6 +107,9 @@ def spans_plugin(md: MarkdownIt) -> None:
                             out.insert(close, _html(tip))
                         elif "claim" in classes:
                             badge = _audit(ctx, token, *_label(state, out[i + 1:close]))
+                            entry = ctx.out.audits[-1]
+                            if entry["status"] == "refuted":
+                                fixes.setdefault(b, []).append((entry["n"], entry["fix"]))
                             after = out[close + 1] if close + 1 < len(out) else None
                             closing = ctx.strings["closing"]
                             if after is not None and after.type == "text" and after.content[:1] \
@@ -113,8 +121,39 @@ def spans_plugin(md: MarkdownIt) -> None:
                         ctx.report(exc, token)
                 i += 1
             block.children = out
+        _place_corrections(ctx, state.tokens, fixes)
 
     md.core.ruler.push("lessonkit_spans", rule)
+
+
+def _place_corrections(ctx, tokens: list, fixes: dict) -> None:
+    """Each block holding a refuted statement (a paragraph, a heading, a whole table) is wrapped with its
+    corrections after it: the stylesheet sets them in the margin beside it when the page is wide enough,
+    and after it when not. One wrapper per block, its corrections in reading order; statements with the
+    same correction (a table's column) share one."""
+    blocks: dict[tuple[int, int], dict[str, list[int]]] = {}
+    for b, notes in fixes.items():
+        start = b - 1
+        if tokens[start].type in ("th_open", "td_open"):
+            while tokens[start].type != "table_open":
+                start -= 1
+        depth, end = 0, start
+        for end in range(start, len(tokens)):
+            depth += tokens[end].nesting
+            if depth == 0:
+                break
+        same = blocks.setdefault((start, end), {})
+        for n, fix in notes:
+            same.setdefault(fix, []).append(n)
+    for (start, end), same in sorted(blocks.items(), reverse=True):
+        notes = "".join(ctx.inputs.parts("correction", numbers=numbers, fix=fix, strings=ctx.strings)
+                        for fix, numbers in sorted(same.items(), key=lambda item: item[1][0]))
+        after = Token("html_block", "", 0)
+        after.content = f'<div class="corrections">{notes}</div></div>\n'
+        before = Token("html_block", "", 0)
+        before.content, before.meta = '<div class="corrected">\n', {"wraps": True}  # (outline.py)
+        tokens.insert(end + 1, after)
+        tokens.insert(start, before)
 
 
 def _check_attrs(ctx, token) -> None:
@@ -178,10 +217,16 @@ def _audit(ctx, token, label: str, name: str) -> str:
         missing.append("key or ref (the evidence)")
     if missing:
         raise BuildError(f"audit={status} needs {' and '.join(missing)}")
+    fix = " ".join((token.attrGet("fix") or "").split())
+    if fix and status != "refuted":
+        raise BuildError(f"fix= is the correction of a refuted statement; this one is audit={status}")
+    if len(fix) > FIX_MAX:
+        raise BuildError(f"fix= is {len(fix)} characters: a correction is one line (at most {FIX_MAX}); "
+                         f"the explanation goes in why=")
     n = len(ctx.out.audits) + 1
     entry = {"n": n, "status": status, "label": label, "name": name, "id": f"audit-{n}",
              "why": token.attrGet("why") or "", "scope": token.attrGet("scope") or "", "claims": [],
-             "ref": None, "ref_key": "", "at": ""}
+             "ref": None, "ref_key": "", "at": "", "fix": inline_math(ctx, fix) if fix else ""}
     for key in (token.attrGet("key") or "").replace(",", " ").split():
         claim = ctx.measurements.claim(key)
         if status in ("verified", "partly") and not claim.measures:

@@ -6,16 +6,20 @@ from matplotlib.colors import to_rgba
 
 LABELS = {
     "zh": {
-        "step": "训练步数", "loss": "训练损失（对数）", "heads": "{h} 个头", "one_head": "1 个头",
+        "step": "训练步数", "loss": "训练损失（交叉熵，nats，对数刻度）", "heads": "{h} 个头", "one_head": "1 个头",
         "rule_a": "规则 A：前一个位置", "rule_b": "规则 B：键匹配的位置",
         "head": "头 {i}", "mass_title": "{h} 个头", "mass": "注意力质量",
-        "removed": "去掉的头", "increase": "去掉后测试损失的增加",
+        "least": "影响最小的头", "most": "影响最大的头", "increase": "去掉后测试损失的增加（nats）",
+        "seeds": "每个种子", "median": "本页种子",
+        "accuracy": "测试准确率", "acc_a": "规则 A（两条规则都要回答的位置）", "acc_b": "规则 B",
     },
     "en": {
-        "step": "training step", "loss": "training loss (log)", "heads": "{h} heads", "one_head": "1 head",
-        "rule_a": "rule A: previous position", "rule_b": "rule B: matching key",
+        "step": "training step", "loss": "training loss (cross-entropy, nats, log scale)", "heads": "{h} heads",
+        "one_head": "1 head", "rule_a": "rule A: previous position", "rule_b": "rule B: matching key",
         "head": "head {i}", "mass_title": "{h} heads", "mass": "attention mass",
-        "removed": "head removed", "increase": "increase of the test loss",
+        "least": "least important head", "most": "most important head",
+        "increase": "increase of the test loss (nats)", "seeds": "each seed", "median": "this page's seed",
+        "accuracy": "test accuracy", "acc_a": "rule A (positions where both rules answer)", "acc_b": "rule B",
     },
 }
 MARKERS = {1: "o", 2: "s", 4: "^"}
@@ -27,13 +31,30 @@ def _steps(values, n):
     return xs + [steps - 1] if len(xs) == n - 1 else list(range(0, steps, every))[:n]
 
 
+def _number(x):
+    """A loss as the pages write it: two decimals, or 1.2 × 10⁻⁴ below 0.01 (mathtext)."""
+    if abs(x) >= 0.01:
+        return f"{x:.2f}"
+    exponent = int(np.floor(np.log10(abs(x))))
+    return rf"${x / 10 ** exponent:.1f} \times 10^{{{exponent}}}$"
+
+
 def loss_curves(values, lang):
     t = LABELS[lang]
     fig, ax = plt.subplots(figsize=(6, 3))
     for i, h in enumerate(values["trained.config.heads"]):
         curve = values[f"trained.h{h}.curve"]
-        ax.semilogy(_steps(values, len(curve)), curve, marker=MARKERS.get(h, "o"), markersize=3,
+        steps = _steps(values, len(curve))
+        ax.semilogy(steps, curve, marker=MARKERS.get(h, "o"), markersize=3,
                     color=f"C{i}", label=t["one_head"] if h == 1 else t["heads"].format(h=h))
+        # The caption quotes where each curve ends (and where the one-head curve starts): written there.
+        last = values[f"trained.h{h}.train_last"]
+        ax.annotate(_number(last), xy=(steps[-1], last), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=8, color=f"C{i}")
+        if h == 1:
+            first = values["trained.h1.train_first"]
+            ax.annotate(_number(first), xy=(steps[0], first), xytext=(6, 2), textcoords="offset points",
+                        va="bottom", fontsize=8, color=f"C{i}")
     ax.set_xlabel(t["step"])
     ax.set_ylabel(t["loss"])
     ax.grid(True, which="major", axis="y")
@@ -66,21 +87,47 @@ def attention_mass(values, lang):
     return fig
 
 
+def _bars_over_seeds(values, t, groups, series, label):
+    """Bars for this page's seed (the median over its restarts, what the text quotes) with a dot for every seed
+    beside each: groups are (x label, value prefix), series (value suffix, legend label)."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    width = 0.36
+    rng = np.random.default_rng(0)  # the dots' sideways jitter only: the same on every build
+    for k, (_, prefix) in enumerate(groups):
+        for j, (suffix, name) in enumerate(series):
+            x = k + (j - 0.5) * width
+            here = values[f"{prefix}.{suffix}"]
+            spread = values.over_seeds(f"{prefix}.{suffix}")
+            ax.bar(x, here, width=width * 0.9, color=f"C{j}", alpha=0.55, label=name if k == 0 else None)
+            # The seeds' dots on the bar's right half, its number over the left half.
+            ax.plot(x + rng.uniform(0.02, 0.14, len(spread)), spread, "o", markersize=3, color=f"C{j}",
+                    markeredgecolor="none", zorder=3)
+            ax.text(x - 0.08, here, label(here), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(groups)), [g for g, _ in groups])
+    ax.grid(True, axis="y")
+    ax.plot([], [], "o", markersize=3, color=plt.rcParams["text.color"], label=t["seeds"])
+    return fig, ax
+
+
 def ablation(values, lang):
+    """The loss increase when the least and when the most important head is removed."""
     t = LABELS[lang]
-    counts = [h for h in values["trained.config.heads"] if h > 1]
-    fig, axes = plt.subplots(1, len(counts), figsize=(3.2 * len(counts), 2.8), sharey=True,
-                             gridspec_kw={"width_ratios": counts})
-    for k, (ax, h) in enumerate(zip(np.atleast_1d(axes), counts, strict=True)):
-        rise = values[f"trained.h{h}.ablation"]
-        xs = np.arange(1, h + 1)
-        ax.bar(xs, rise, color=f"C{k + 1}", width=0.6)
-        for x, y in zip(xs, rise, strict=True):
-            ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=9)
-        ax.set_xticks(xs, [t["head"].format(i=i) for i in xs])
-        ax.set_title(t["mass_title"].format(h=h), fontsize=10)
-        ax.set_xlabel(t["removed"])
-        ax.grid(True, axis="y")
-    np.atleast_1d(axes)[0].set_ylabel(t["increase"])
-    fig.tight_layout()
+    groups = [(t["heads"].format(h=h), f"trained.h{h}") for h in values["trained.config.heads"] if h > 1]
+    fig, ax = _bars_over_seeds(values, t, groups, [("ablation_min", t["least"]), ("ablation_max", t["most"])],
+                               _number)
+    ax.set_ylabel(t["increase"])
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def accuracy(values, lang):
+    """Test accuracy of each rule for each head count; rule A counted where both rules need an answer."""
+    t = LABELS[lang]
+    groups = [(t["one_head"] if h == 1 else t["heads"].format(h=h), f"trained.h{h}")
+              for h in values["trained.config.heads"]]
+    fig, ax = _bars_over_seeds(values, t, groups, [("acc_a_late", t["acc_a"]), ("acc_b", t["acc_b"])],
+                               lambda x: f"{x:.2f}")
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel(t["accuracy"])
+    ax.legend(fontsize=8, loc="lower right")
     return fig

@@ -4,8 +4,10 @@ A recipe is a function in ``figures/<module>.py``::
 
     def p2_gradients(values: dict, lang: str) -> matplotlib.figure.Figure
 
-``values`` holds every measured value by full key ("multires.p2.ratio"); ``lang``
-is the page's language for the labels. Recipes draw with the default text colour and
+``values`` holds every measured value by full key ("multires.p2.ratio"), and
+``values.over_seeds(key)`` a value on every seed the build ran (the course seed first), for a spread;
+``lang`` is the page's language for the labels. The build records which keys a recipe read: a
+figure's caption may quote only values its figure drew. Recipes draw with the default text colour and
 the colour cycle C0..C3; the saved SVG turns those into CSS variables so the same
 file reads in the light and the dark theme.
 
@@ -57,38 +59,40 @@ def svg_size(svg: bytes) -> tuple[int, int] | None:
 
 # -- in the build: the cache, and a worker process for what is not in it -----------------------
 
-def _key(figures_dir: Path, figure_id: str, lang: str, values: dict) -> str:
+def _key(figures_dir: Path, figure_id: str, lang: str, data: str) -> str:
     from lessonkit.versions import package_version
 
     module = figures_dir / f"{figure_id.partition('.')[0]}.py"
     h = hashlib.sha256()
     h.update(module.read_bytes() if module.is_file() else b"")
     h.update(Path(__file__).read_bytes())  # the save settings and theme live here
-    h.update(json.dumps(values, sort_keys=True).encode())
+    h.update(data.encode())
     h.update(f"{figure_id} {lang} {package_version('matplotlib')}".encode())
     return h.hexdigest()[:16]
 
 
-def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], values: dict, *, timeout: float,
-             force: bool = False, warn=print, require_isolation: bool) -> dict[tuple[str, str], bytes]:
-    """Every wanted (figure id, language) as SVG bytes: from the cache, or drawn by one worker process.
+def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], values: dict, sweeps: dict, *,
+             timeout: float, force: bool = False, warn=print, require_isolation: bool) -> tuple[dict, dict]:
+    """Every wanted (figure id, language) as SVG bytes, and the value keys its recipe read: from the cache, or
+    drawn by one worker process. sweeps: each value's list over the seeds.
 
     wanted maps each to where a page asks for it (path, line): an unknown figure is that line's error;
     a recipe that fails is the recipe's, at its own line."""
     figures_dir = root / "figures"
-    out, missing = {}, []
+    data = hashlib.sha256(json.dumps([values, sweeps], sort_keys=True).encode()).hexdigest()
+    out, read, missing = {}, {}, []
     for fid, lang in wanted:
-        path = cache_dir / f"{fid}.{lang}.{_key(figures_dir, fid, lang, values)}.svg"
+        path = cache_dir / f"{fid}.{lang}.{_key(figures_dir, fid, lang, data)}.svg"
         try:
-            svg = None if force else path.read_bytes()
-        except OSError:
-            svg = None
-        if svg is not None and svg_size(svg):
-            out[fid, lang] = svg
+            svg, keys = (None, None) if force else (path.read_bytes(), json.loads(path.with_suffix(".json").read_text()))
+        except (OSError, ValueError):
+            svg, keys = None, None
+        if svg is not None and svg_size(svg) and _keys(keys):
+            out[fid, lang], read[fid, lang] = svg, keys
         else:
             missing.append((fid, lang, path))
     if not missing:
-        return out
+        return out, read
     from lessonkit.measure import sandbox
 
     sandbox.check(warn, required=require_isolation)
@@ -96,7 +100,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
     try:
         items = [{"id": fid, "lang": lang, "out": str(work / f"{i}.svg")} for i, (fid, lang, _) in enumerate(missing)]
         (work / "job.json").write_text(json.dumps({"figures_dir": str(figures_dir), "values": values,
-                                                   "items": items}), "utf-8")
+                                                   "sweeps": sweeps, "items": items}), "utf-8")
         progress = work / "progress.jsonl"
         progress.touch()
         _font_cache_into(work)
@@ -108,7 +112,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
              str(work / "job.json"), str(progress)],
             work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
             readable=(package, figures_dir))
-        done, failure = set(), None
+        done, failure = {}, None
         recipes = sorted({f"figures/{fid.partition('.')[0]}.py" for fid, _, _ in missing})
         # What the worker wrote is read without following a link a recipe may have put in its place.
         try:
@@ -116,8 +120,8 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             for item in items:
                 if "failure" in item and sandbox.written_failure(item["failure"]):
                     failure = item["failure"]
-                elif item.get("done") in range(len(missing)):
-                    done.add(item["done"])
+                elif item.get("done") in range(len(missing)) and _keys(item.get("read")):
+                    done[item["done"]] = item["read"]
                 else:
                     raise ValueError(item)
         except (OSError, ValueError, TypeError, AttributeError):
@@ -132,8 +136,8 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
                     raise BuildError(f"figure {fid!r} ({lang}): a recipe removed or replaced the SVG its worker "
                                      f"wrote", where) from None
                 svg = sanitize_svg(drawn, where)
-                out[fid, lang] = svg
-                _store(cache_dir, fid, lang, path, svg, warn)
+                out[fid, lang], read[fid, lang] = svg, done[i]
+                _store(cache_dir, fid, lang, path, svg, done[i], warn)
         if failure:
             error = BuildError(failure["message"], failure.get("path"), failure.get("line"))
             item = failure.get("item")
@@ -146,9 +150,14 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
                                  f"experiment_timeout)", f"figures/{pending[0].partition('.')[0]}.py")
             raise BuildError(f"{what}: the recipe's process {sandbox.ended_early(outcome, 'saving it')}",
                              f"figures/{pending[0].partition('.')[0]}.py")
-        return out
+        return out, read
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _keys(keys) -> bool:
+    """Whether what a worker or the cache says a recipe read is a list of value keys."""
+    return isinstance(keys, list) and all(isinstance(k, str) for k in keys)
 
 
 # What a published figure may hold: the elements and attributes matplotlib writes, nothing that runs or loads.
@@ -225,11 +234,12 @@ def _font_cache_into(work: Path) -> None:
         shutil.copyfile(found, work / "mpl" / found.name)
 
 
-def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, warn) -> None:
+def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, read: list, warn) -> None:
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        for old in cache_dir.glob(f"{fid}.{lang}.*.svg"):
+        for old in [*cache_dir.glob(f"{fid}.{lang}.*.svg"), *cache_dir.glob(f"{fid}.{lang}.*.json")]:
             old.unlink()
+        path.with_suffix(".json").write_text(json.dumps(read))
         path.write_bytes(svg)
     except OSError as exc:
         warn(f"warning: cannot write the figure cache ({exc.strerror}: {path}); figures are drawn again next time")
@@ -388,7 +398,13 @@ def to_svg(fig) -> bytes:
 
 
 class _Values(dict):
-    """The measured values; reading an unknown key says which key was meant."""
+    """The measured values as a recipe reads them, recording each key it reads; reading an unknown key says
+    which key was meant."""
+
+    def __init__(self, values: dict, sweeps: dict):
+        super().__init__(values)
+        self.read: set[str] = set()
+        self._sweeps = sweeps
 
     def __missing__(self, key):
         import difflib
@@ -396,8 +412,24 @@ class _Values(dict):
         close = difflib.get_close_matches(str(key), list(self), n=1)
         raise KeyError(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
 
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self.read.add(key)
+        return value
 
-def draw(figures_dir: Path, figure_id: str, values: dict, lang: str) -> bytes:
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def over_seeds(self, key: str) -> list:
+        """The value on every seed the build ran, the course seed first."""
+        self[key]  # an unknown key is the same error as above
+        if key not in self._sweeps:
+            raise KeyError(f"{key!r}: counted by the build, not measured on each seed")
+        return list(self._sweeps[key])
+
+
+def draw(figures_dir: Path, figure_id: str, values: dict, lang: str, sweeps: dict | None = None) -> tuple[bytes, list]:
+    """A figure's SVG, and the value keys its recipe read."""
     import warnings
 
     import matplotlib
@@ -409,13 +441,14 @@ def draw(figures_dir: Path, figure_id: str, values: dict, lang: str) -> bytes:
         # A missing glyph is a broken figure, not a warning to scroll past.
         warnings.filterwarnings("error", message="Glyph .* missing")
         try:
-            fig = recipe(_Values(values), lang)
+            given = _Values(values, sweeps or {})
+            fig = recipe(given, lang)
             import matplotlib.figure
 
             if not isinstance(fig, matplotlib.figure.Figure):
                 raise _Failure(f"figure {figure_id!r} ({lang}): the recipe returned {type(fig).__name__}, "
                                f"not a matplotlib Figure", f"figures/{path.name}")
-            return to_svg(fig)
+            return to_svg(fig), sorted(given.read)
         except _Failure:
             raise
         except KeyError as exc:
@@ -439,9 +472,9 @@ def worker() -> None:
     i = None
     try:
         for i, item in enumerate(job["items"]):
-            svg = draw(Path(job["figures_dir"]), item["id"], job["values"], item["lang"])
+            svg, read = draw(Path(job["figures_dir"]), item["id"], job["values"], item["lang"], job["sweeps"])
             Path(item["out"]).write_bytes(svg)
-            progress.write(json.dumps({"done": i}) + "\n")
+            progress.write(json.dumps({"done": i, "read": read}) + "\n")
             progress.flush()
     except _Failure as exc:
         failure = {"message": exc.message, "path": exc.path, "line": exc.line, "item": i}

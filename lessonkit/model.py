@@ -141,6 +141,7 @@ class Collected:
 
     toc: list = field(default_factory=list)  # headings: level, id, text, line
     figures: list = field(default_factory=list)  # (figure id, line)
+    captions: dict = field(default_factory=dict)  # figure id -> [(value key, line)]: what its caption quotes
     terms: list = field(default_factory=list)  # glossary ids
     audits: list = field(default_factory=list)  # audited statements
     claims: list = field(default_factory=list)  # claim keys shown

@@ -265,16 +265,29 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
 
 
 def draw(course, pages: list, measured, options: Options, say) -> dict:
-    """Every figure a page shows, in each page's language: from the cache, or drawn by the recipes."""
+    """Every figure a page shows, in each page's language: from the cache, or drawn by the recipes. A caption
+    quotes only values its figure drew: a number beside a figure that shows another is the page's error."""
     from lessonkit import figures
+    from lessonkit.errors import BuildError, raise_all
 
     wanted = {}
     for built in pages:
         for fid, line in built.collected.figures:
             wanted.setdefault((fid, built.lang), (built.page.path, line))
-    return figures.draw_all(course.root, course.cache / "figures", wanted, measured.numbers(),
-                            timeout=course.site.config["experiment_timeout"], force=options.force, warn=say,
-                            require_isolation=options.strict)
+    drawn, read = figures.draw_all(course.root, course.cache / "figures", wanted, measured.numbers(),
+                                   measured.over_seeds(), timeout=course.site.config["experiment_timeout"],
+                                   force=options.force, warn=say, require_isolation=options.strict)
+    errors = []
+    for built in pages:
+        for fid, quoted in built.collected.captions.items():
+            for key, line in quoted:
+                if key not in read[fid, built.lang]:
+                    module = f"figures/{fid.partition('.')[0]}.py"
+                    errors.append(BuildError(f"the caption of figure {fid!r} quotes {key}, which its recipe "
+                                             f"({module}) does not read: the figure shows something else; draw "
+                                             f"the value, or quote it in the text instead", built.page.path, line))
+    raise_all(errors)
+    return drawn
 
 
 def write(files: dict, site, course, options: Options, say) -> None:

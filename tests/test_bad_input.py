@@ -3,6 +3,8 @@
 Every case breaks a small fixture course (one page in zh and en, the `tiny` experiment, a figure, a
 glossary and a list of sources), never the real one."""
 
+import json
+
 import pytest
 from conftest import edit, make_course, run_build, snapshot, with_data_files, with_figure
 
@@ -381,3 +383,39 @@ def test_a_figure_recipe_bound_by_assignment_or_import_is_found(tmp_path):
     root = with_figure(make_course(tmp_path / "c"), recipe)
     build_here(root)
     assert (root / "site" / "figures" / "tiny.bars.en.svg").is_file()
+
+
+CAPTIONED = "\n::: figure tiny.bars Two bars: the mean and the spread.\nThe mean is {val}`tiny.mean`; n is {val}`tiny.n`.\n:::\n"
+
+
+def test_a_caption_may_quote_only_values_its_figure_drew(tmp_path):
+    """The recipe reads its values through an accessor that records them: a caption quoting a value the figure
+    did not read is the caption's line, in each language; drawing it makes the page build, from the cache too.
+    A recipe reads a value over the seeds for a spread."""
+    from conftest import TINY_FIGURE, append_to_page, build_here
+
+    from lessonkit.errors import BuildError
+
+    root = make_course(tmp_path / "c")
+    (root / "figures" / "tiny.py").write_text(TINY_FIGURE, "utf-8")
+    append_to_page(root, "page", {"zh": CAPTIONED, "en": CAPTIONED})
+    line = (root / ZH).read_text("utf-8").splitlines().index(CAPTIONED.splitlines()[2]) + 1
+    with pytest.raises(BuildError) as caught:
+        build_here(root)
+    lines = str(caught.value).splitlines()
+    assert f"{ZH}:{line}: the caption of figure 'tiny.bars' quotes tiny.n, which its recipe (figures/tiny.py) " \
+           "does not read" in lines[1], lines
+    assert lines[0].startswith(f"{EN}:") and "quotes tiny.n" in lines[0] and "tiny.mean" not in str(caught.value)
+    drawn = TINY_FIGURE.replace('    ax.set_xlabel(LABELS[lang])',
+                                '    seeds = values.over_seeds("tiny.mean")\n'
+                                '    assert len(seeds) == 2 and seeds[0] == values["tiny.mean"], seeds\n'
+                                '    ax.set_title(f"n = {values[\'tiny.n\']}")\n    ax.set_xlabel(LABELS[lang])')
+    (root / "figures" / "tiny.py").write_text(drawn, "utf-8")
+    build_here(root)
+    (read,) = (root / ".cache" / "figures").glob("tiny.bars.en.*.json")
+    assert json.loads(read.read_text()) == ["tiny.mean", "tiny.n", "tiny.spread"]
+    build_here(root, force=False)  # (the figure from the cache, with what it read)
+    (root / "figures" / "tiny.py").write_text(drawn.replace('values.over_seeds("tiny.mean")',
+                                                            'values.over_seeds("tiny.claims.held")'), "utf-8")
+    with pytest.raises(BuildError, match="'tiny.claims.held': counted by the build, not measured on each seed"):
+        build_here(root)

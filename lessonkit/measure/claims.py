@@ -113,6 +113,11 @@ class Measurements:
         """Every value's number by full key, as figure recipes read them."""
         return {k: v.number for k, v in self.values.items()}
 
+    def over_seeds(self) -> dict:
+        """Every measured value's numbers on each seed the build ran, the course seed first, by full key."""
+        return {f"{r.name}.{key.removeprefix(SWEEP + '.')}": numbers
+                for r in self.reports for key, numbers in sweep_values(r).items()}
+
     def numbers_of(self, experiment: str) -> dict:
         """An experiment's values' numbers by id, as its criteria read them."""
         return {k.split(".", 1)[1]: v.number for k, v in self.values.items() if k.startswith(experiment + ".")}

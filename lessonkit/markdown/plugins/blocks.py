@@ -78,6 +78,7 @@ def blocks_plugin(md: MarkdownIt) -> None:
                     raise exc.located(ctx.path, line_of(token, ctx)) from None
                 ctx.need_figure(fid, line_of(token, ctx))
                 number = number_label(ctx, f"fig:{fid}", names.anchor("fig-", fid), token)
+                _quoted(ctx, fid, tokens, i)
                 caption = next((t for t in tokens[i + 1:] if t.type == "inline"), None)
                 if caption is not None:  # the caption opens with the figure's label: "图 2：…"
                     label = ctx.inputs.parts("caption_label", label=ctx.strings["figure_label"].format(n=number),
@@ -101,6 +102,19 @@ def blocks_plugin(md: MarkdownIt) -> None:
                 _attribution(token)
 
     md.core.ruler.push("lessonkit_blocks", collect)
+
+
+def _quoted(ctx, fid: str, tokens: list, start: int) -> None:
+    """The values a figure's caption quotes, with their lines: the build holds them to what the figure drew."""
+    depth = 0
+    for token in tokens[start:]:
+        depth += token.nesting if token.type.startswith("container_") else 0
+        if depth == 0:
+            return
+        for child in token.children or () if token.type == "inline" else ():
+            if child.type == "myst_role" and child.meta.get("name") == "val":
+                key = child.content.partition(":")[0].strip().partition("[")[0]
+                ctx.out.captions.setdefault(fid, []).append((key, line_of(token, ctx)))
 
 
 def _attribution(inline) -> None:

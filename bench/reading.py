@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a reader gets from a page, in Debian's Chromium: bytes fetched with an empty cache (as sent, and as a
-server that compresses text would send them; the math font's share), marks per 1,000 characters of the reading layer, tab stops before the second section, printed A4 pages.
+server that compresses text would send them; the math font's share), marks per 1,000 characters of the reading layer, tab stops before §2 (the section numbered 2, or the second), printed A4 pages.
 
     .venv/bin/python bench/reading.py                          # site/, L5 and 3-5 in both languages
     .venv/bin/python bench/reading.py --before 9aea5be         # also that commit, built now, beside it
@@ -38,9 +38,11 @@ MARKS = """() => {
   return [marks.length, text];
 }"""
 
-# Tab from the top until focus reaches the second <h2>'s section (or the end): how many stops that took.
+# Tab from the top until focus reaches §2 (the section headed "2. …", as L5 numbers them; on a page whose
+# sections are not so numbered, its second section), or the end: how many stops that took.
 TABS_TO_SECOND = """() => {
-  const h2 = document.querySelectorAll('main h2')[1];
+  const all = [...document.querySelectorAll('main article h2')];
+  const h2 = all.find(h => /^\\s*(?:\\d+\\.)?2[.\\s]/.test(h.textContent)) || all[1];
   const a = document.activeElement;
   if (!h2) return 'none';
   if (!a || a === document.body) return 'start';

@@ -43,7 +43,7 @@ def test_value_carries_key_raw_value_and_a_mark_to_its_claim():
 
 def test_value_format_and_list_in_chinese():
     html, _ = render("{val}`exp.d:.1f` 与 {val}`exp.ranks`", lang="zh")
-    assert '<button class="num param" popovertarget="prov-experiment-exp" aria-label="48.0，由实验测得 ' \
+    assert '<button class="num param" tabindex="-1" popovertarget="prov-experiment-exp" aria-label="48.0，由实验测得 ' \
            'exp.d">48.0</button>' in html and 'data-format=".1f"' in html
     assert '>4、4</button>' in html
 
@@ -234,5 +234,5 @@ def test_marks_are_quiet_a_value_is_marked_once_per_paragraph():
     html, _ = render("{val}`exp.ratio` and again {val}`exp.ratio`; {val}`exp.d`.\n\nAgain {val}`exp.ratio`.")
     assert html.count('class="mark"') == 2 and html.count('data-key="exp.ratio"') == 3
     # A parameter is itself the control that opens its provenance, without a badge.
-    assert ('<button class="num param" popovertarget="prov-experiment-exp" '
+    assert ('<button class="num param" tabindex="-1" popovertarget="prov-experiment-exp" '
             'aria-label="48, Measured by exp.d">48</button>') in html

@@ -749,8 +749,10 @@ def test_marks_in_the_text_are_tab_stops_in_the_audit_layer_only(tabs, rel):
     page.evaluate("localStorage.removeItem('lessonkit-layer')")
     page = tabs().visit(rel)
     marks = page.locator("main .audit-mark[data-label]").count()
+    values = page.locator("main article .value > button").count()  # a value's ✓, a parameter's number
     reading = tab_through(page)
     assert marks and not [s for s in reading if s.endswith("[data-label]")], reading
+    assert values and not [s for s in reading if s in ("button.mark", "button.num param")], reading
     assert reading.count("summary.") >= 2  # the closed evidence: a stop each, Enter opens it
     page.evaluate("document.querySelectorAll('details.evidence').forEach(d => d.open = true)")
     listed = [s for s in tab_through(page) if s.startswith("button.audit-mark") and not s.endswith("[data-label]")]
@@ -758,9 +760,31 @@ def test_marks_in_the_text_are_tab_stops_in_the_audit_layer_only(tabs, rel):
     page.locator("#audit-layer").check()  # remembered: the next visit opens in the audit layer
     audit = tab_through(tabs().visit(rel))
     assert len([s for s in audit if s.endswith("[data-label]")]) == marks, audit
+    assert len([s for s in audit if s in ("button.mark", "button.num param")]) == values, audit
     tabs().page.evaluate("localStorage.removeItem('lessonkit-layer')")
     plain = tab_through(tabs(js=False).visit(rel))  # without JavaScript, the reading layer is the same
     assert plain and not [s for s in plain if s.endswith("[data-label]")], plain
+
+
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_the_text_comes_before_the_side_column_in_tab_order(tabs, rel):
+    """The lesson first: after the skip link and the header, Tab goes into the text; the course's pages and the
+    contents (drawn at the left) come after it. The header is at most 6 stops (skip link included)."""
+    page = tabs().visit(rel)
+    page.evaluate("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")
+    where = []
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        here = page.evaluate("""() => { const a = document.activeElement;
+            return a === document.body || (a.classList.contains('skip') && document.hasFocus() && window.__seen)
+                 ? null : (window.__seen = true, a.closest('.side') ? 'side' : a.closest('main article') ? 'text'
+                 : a.closest('main') ? 'main' : 'chrome'); }""")
+        if here is None:
+            break
+        where.append(here)
+    first_text = where.index("text")
+    assert first_text <= 6 and "side" not in where[:first_text], where[:12]
+    assert "side" in where and where.index("side") > len(where) - 1 - where[::-1].index("text"), where
 
 
 @pytest.mark.parametrize("width", ["desktop", "phone"])

@@ -47,9 +47,10 @@
     var remembered = null;
     try { remembered = localStorage.getItem("lessonkit-layer"); } catch (e) { /* private mode */ }
     if (remembered === "audit" || location.hash === "#audit-layer") layer.checked = true;
-    // The marks in the text are tab stops in the audit layer only.
+    // The marks in the text (audit marks, a value's ✓ or a parameter's number) are tab stops in the audit
+    // layer only.
     var marks = function () {
-      document.querySelectorAll("main .audit-mark[data-label]").forEach(function (m) {
+      document.querySelectorAll("main .audit-mark[data-label], main article .value > button").forEach(function (m) {
         m.setAttribute("tabindex", layer.checked ? "0" : "-1");
       });
     };

@@ -81,3 +81,13 @@ def test_header_links_to_search_in_the_page_language(page, search_server, lang, 
     page.click(".search-link")
     assert page.url.endswith(f"/{lang}/search.html")
     assert page.locator("html").get_attribute("lang") == tag
+
+
+@pytest.mark.parametrize("lang, query, least", [("zh", "方差", 40), ("en", "variance", 80)])
+def test_an_excerpt_is_long_enough_to_read_in_each_language(page, search_server, lang, query, least):
+    """Pagefind's excerpt is counted in words; a Chinese word is a character or two, so zh asks for more."""
+    page.goto(f"{search_server}/{lang}/search.html")
+    page.fill(".pagefind-ui__search-input", query)
+    page.wait_for_selector(".pagefind-ui__result-excerpt", timeout=10000)
+    excerpts = page.eval_on_selector_all(".pagefind-ui__result-excerpt", "els => els.map(e => e.textContent)")
+    assert excerpts and all(len("".join(e.split())) >= least for e in excerpts), excerpts

@@ -45,6 +45,9 @@ def environment(root: Path, strings: dict, cache: Path | None = None) -> jinja2.
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    from lessonkit.notation import notation
+
+    env.filters["notation"] = notation
     env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
                        claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor,
                        summary_row=_summary_row)

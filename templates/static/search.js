@@ -18,6 +18,9 @@
     // The site's root, found from this page's own address: results work wherever the site is served.
     baseUrl: new URL(box.dataset.base, location.href).pathname,
     resetStyles: false,
+    // Words per excerpt, per language (a Chinese "word" is a character or two): Pagefind's 12 with
+    // sub-results is a fragment in Chinese.
+    excerptLength: parseInt(box.dataset.excerpt, 10) || 24,
     translations: { placeholder: box.dataset.placeholder }
   });
   // Pagefind labels its input only with a title; name it for screen readers.

@@ -1,0 +1,28 @@
+"""Math notation in the texts the build writes as plain text (a claim's statement, an audit's why, scope and
+place, a glossary definition): d_k, d_model, W_Q as a letter with its subscript, not as a raw underscore.
+
+Only the course's notation is read so (a base among d, W, f, T, h, QW, KW, VW and a subscript among k, v, q,
+i, Q, K, V, O, a digit, model, head, infer, max, min): a configuration key (n_head, x_scale) or a file name
+stays as it is written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup, escape
+
+_SUBSCRIPTED = re.compile(r"(?<![\w./\\-])(d|W|f|T|h|QW|KW|VW)_(model|head|infer|max|min|[kvqiQKVO]|[0-9])(?![\w(/])")
+
+
+def _letters(text: str) -> str:
+    return "".join(f"<var>{c}</var>" if c.isalpha() else c for c in text) if len(text) <= 2 else text
+
+
+def notation(text) -> Markup:
+    """The text, escaped, with each subscripted symbol as <var>d</var><sub><var>k</var></sub>."""
+    if isinstance(text, Markup):
+        return text
+    return Markup(_SUBSCRIPTED.sub(lambda m: f'<span class="notation">{_letters(m.group(1))}'
+                                             f'<sub>{_letters(m.group(2)) if len(m.group(2)) == 1 else m.group(2)}'
+                                             f'</sub></span>', str(escape(text))))

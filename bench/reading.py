@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What a reader gets from a page, in Debian's Chromium: bytes fetched with an empty cache (as sent, and as a
-server that compresses text would send them; the math font's share), marks per 1,000 characters of the reading layer, tab stops before §2 (the section numbered 2, or the second), printed A4 pages.
+server that compresses text would send them; the page's HTML; the math font's share), the essay's share of the
+page's height, marks per 1,000 characters of the reading layer, tab stops before §2 (the section numbered 2, or the second), printed A4 pages.
 
     .venv/bin/python bench/reading.py                          # site/, L5 and 3-5 in both languages
     .venv/bin/python bench/reading.py --before 9aea5be         # also that commit, built now, beside it
@@ -29,11 +30,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 # The signs beside the words: whatever opens a panel (an audit mark, a value's check, a pill), a parameter's
-# underline, a glossary term's; outside the panels themselves and what a closed <details> holds.
+# underline (where it has one), a glossary term's; outside the panels themselves and what a closed <details> holds.
 MARKS = """() => {
   const main = document.querySelector('main') || document.body;
   const shown = e => e.getClientRects().length > 0 && !e.closest('[popover], details:not([open]) > :not(summary)');
-  const marks = [...main.querySelectorAll('[popovertarget], .param, .term')].filter(shown);
+  const drawn = e => !e.classList.contains('param') || getComputedStyle(e).textDecorationLine !== 'none';
+  const marks = [...main.querySelectorAll('[popovertarget], .param, .term')].filter(shown).filter(drawn);
   const text = main.innerText.replace(/\\s+/g, '').length;
   return [marks.length, text];
 }"""
@@ -47,6 +49,17 @@ TABS_TO_SECOND = """() => {
   if (!h2) return 'none';
   if (!a || a === document.body) return 'start';
   return (h2.compareDocumentPosition(a) & Node.DOCUMENT_POSITION_FOLLOWING) ? 'past' : 'before';
+}"""
+
+
+# The essay's share of the page's height in the reading layer: from the title to where the page's evidence (the
+# collapsed audit and references at its end) begins, over the whole document.
+ESSAY = """() => {
+  const y = e => e.getBoundingClientRect().top + scrollY;
+  const article = document.querySelector('main article');
+  const evidence = article.querySelector('#evidence');
+  const end = evidence ? y(evidence) : article.getBoundingClientRect().bottom + scrollY;
+  return (end - y(article.querySelector('h1'))) / document.documentElement.scrollHeight;
 }"""
 
 
@@ -86,6 +99,7 @@ def measure(browser, site: Path, base: str, rel: str) -> dict:
                                           ...performance.getEntriesByType('resource')]
                                          .map(e => [e.name, e.encodedBodySize])""")
         marks, chars = page.evaluate(MARKS)
+        essay = page.evaluate(ESSAY)
         stops, where = 0, page.evaluate(TABS_TO_SECOND)
         while where in ("start", "before") and stops < 400:
             page.keyboard.press("Tab")
@@ -95,7 +109,9 @@ def measure(browser, site: Path, base: str, rel: str) -> dict:
         pdf = page.pdf(format="A4", margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"})
     finally:
         context.close()
+    html = _gzipped(site, base, f"{base}/{rel}", 0)
     return {"bytes": sum(size for _, size in fetched), "gzip": sum(_gzipped(site, base, name, size) for name, size in fetched),
+            "html": html, "essay": essay,
             "font": sum(size for name, size in fetched if name.split("?")[0].endswith((".woff2", ".otf", ".ttf"))),
             "marks_per_1000": 1000 * marks / max(chars, 1), "marks": marks, "chars": chars,
             "tabs": stops - 1 if where == "past" else None, "printed": len(PdfReader(io.BytesIO(pdf)).pages)}
@@ -117,7 +133,8 @@ def build_revision(rev: str, tmp: Path) -> Path:
 
 def row(name: str, m: dict) -> str:
     tabs = "—" if m["tabs"] is None else str(m["tabs"])
-    return (f"  {name:8} {m['bytes']:>9,} B ({m['gzip']:>7,} B gzipped)  font {m['font']:>8,} B  marks {m['marks_per_1000']:5.1f}/1,000 "
+    return (f"  {name:8} {m['bytes']:>9,} B ({m['gzip']:>7,} B gzipped; its HTML {m['html']:>6,})  font {m['font']:>8,} B  "
+            f"essay {100 * m['essay']:3.0f} % of the height  marks {m['marks_per_1000']:5.1f}/1,000 "
             f"({m['marks']} in {m['chars']:,} chars)  tab stops before §2 {tabs:>4}  printed {m['printed']:>3} pages")
 
 

@@ -589,6 +589,14 @@ def test_the_reading_layer_marks_each_statement_with_one_quiet_sign(tabs, rel):
     small = [m for m in marks if m["width"] < 24 or m["height"] < 24]
     assert not small, f"marks smaller than 24 × 24 px: {small[:3]}"
     assert page.evaluate(LEGEND) == "none"
+    # A dotted underline means one thing here, a glossary term: a parameter's number is underlined in the audit
+    # layer only, and no audited statement is.
+    underlined = """() => [...document.querySelectorAll("main .value .param, main .audit:not(.audit-refuted)")]
+        .filter(e => !e.closest("[popover]")).map(e => getComputedStyle(e).textDecorationLine)"""
+    assert set(page.evaluate(underlined)) == {"none"}
+    page.locator(".layer-switch").click()
+    assert set(page.evaluate(underlined)) == {"underline"}
+    page.locator(".layer-switch").click()
 
 
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)

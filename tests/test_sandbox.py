@@ -85,6 +85,54 @@ def test_an_experiment_sees_no_secret_no_course_and_no_other_file(tmp_path):
     assert "泄露" not in published(root, sources=False)  # (the code that tried to write it is on its source page)
 
 
+ESCAPING = '''
+def escape(root, engine):
+    """What this code could change, run by a build as root or not: each a 1 (changed) or a 0."""
+    import subprocess
+    import sys
+    found = {}
+    def attempt(name, action):
+        try:
+            found[name] = 1 if action() else 0
+        except Exception:
+            found[name] = 0
+    status = open("/proc/self/status").read()
+    found["root"] = int(os.getuid() == 0)
+    found["capable"] = int(any(line.startswith("CapEff:") and int(line.split()[1], 16) != 0
+                               for line in status.splitlines()))
+    for name, folder in (("usr", "/usr/lib"), ("venv", sys.prefix), ("engine", engine),
+                         ("experiments", os.path.join(root, "experiments"))):
+        subprocess.run(["mount", "-o", "remount,bind,rw", folder], capture_output=True)
+        def write(folder=folder):
+            with open(os.path.join(folder, "escaped.pth"), "w") as f:
+                f.write("import os")
+            return True
+        attempt(name, write)
+    attempt("userns", lambda: subprocess.run(["unshare", "-U", "true"], capture_output=True).returncode == 0)
+    return found
+'''
+
+
+@pytest.mark.slow
+def test_an_experiment_cannot_remount_or_write_the_system_the_venv_or_the_engine(tmp_path):
+    """As root (CI's container runs builds so), bubblewrap's namespaces alone left every capability: a remount
+    made the read-only binds writable, and a .pth file in the venv ran at the next start of Python. The code
+    runs as nobody, with no capability, and can make no namespace of its own."""
+    root = tmp_path / "c"
+    engine = str(ROOT / "lessonkit")
+    source = TINY_EXPERIMENT.replace("def run(seed, *, n):", ESCAPING + f"\n\ndef run(seed, *, n):\n"
+                                     f"    got = escape({str(root)!r}, {engine!r})")
+    source = source.replace('"odd": seed % 2,', '"odd": seed % 2,\n        **{f"esc.{k}": v for k, v in got.items()},')
+    source = source.replace('shows=("mean",)),', 'shows=("mean",)),\n    Claim(id="sealed", criterion="max(['
+                            'esc.root, esc.capable, esc.usr, esc.venv, esc.engine, esc.experiments, esc.userns]) == 0",'
+                            ' text={"zh": "封闭", "en": "sealed"}),')
+    make_course(root, experiment=source)
+    result = build(root)
+    assert result.returncode == 0, result.stdout + result.stderr  # the claim fails if anything was changed
+    for folder in ("/usr/lib", sys.prefix, engine, root / "experiments"):
+        assert not (Path(folder) / "escaped.pth").exists(), folder
+
+
 @pytest.mark.slow
 def test_a_figure_recipe_cannot_put_a_file_into_the_site(tmp_path):
     recipe = TINY_FIGURE.replace("def bars(values, lang):", '''def bars(values, lang):

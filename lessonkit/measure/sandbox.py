@@ -48,7 +48,7 @@ def bwrap() -> str | None:
     path = shutil.which("bwrap")
     if path is not None and sys.platform.startswith("linux"):
         try:
-            probe = subprocess.run([path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+            probe = subprocess.run([path, *_UNPRIVILEGED, "--die-with-parent", "--ro-bind", "/", "/", "true"],
                                    capture_output=True, timeout=10)
             path = path if probe.returncode == 0 else None
         except (OSError, subprocess.TimeoutExpired):
@@ -84,9 +84,15 @@ def check(warn, *, required: bool) -> None:
     warn(f"warning: {why}: experiments and figure recipes run without isolation (Debian: apt-get install bubblewrap)")
 
 
+# New namespaces of every kind, as nobody (65534) with no capability, and no namespace made inside: as root,
+# author code kept every capability and could remount a read-only bind writable (/usr, the venv, the engine).
+_UNPRIVILEGED = ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+                 "--disable-userns"]
+
+
 def _jail(scratch: Path, readable: list[Path]) -> list[str]:
     """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else."""
-    args = ["--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+    args = [*_UNPRIVILEGED, "--die-with-parent", "--new-session", "--clearenv",
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged /usr: /bin -> usr/bin
         path = Path("/") / name

@@ -244,6 +244,21 @@ def test_a_course_may_choose_a_csl_style_per_language(tmp_path):
     assert "T: Spread of Gaussian Means" in (root / "site/en/page.html").read_text("utf-8")
 
 
+@pytest.mark.slow
+def test_what_a_style_writes_itself_is_text_not_markup(tmp_path):
+    """A course's style is an input: its affixes, delimiters, literal text and terms reach the page escaped."""
+    script = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    csl = PLAIN_CSL.format(names="").replace('<text value="TITLE " />', f'<text value="{script} " prefix="{script}"/>')
+    csl = csl.replace('<layout>', f'<layout suffix="&lt;img src=x onerror=alert(2)&gt;">', 2)
+    csl = csl.replace("<info>", '<locale><terms><term name="and">&lt;b onclick=x&gt;</term></terms></locale><info>')
+    root = with_style(cited_course(tmp_path / "c"), csl, "citation_style: styles/plain.csl\n")
+    build_here(root)
+    for lang in ("zh", "en"):
+        page = (root / f"site/{lang}/page.html").read_text("utf-8")
+        assert "<script>alert" not in page and "<img src=x" not in page, lang
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
 @pytest.mark.parametrize(("csl", "setting", "expected"), [
     (None, "citation_style: styles/none.csl\n", "content/site.yaml:8: citation_style: no file content/styles/none.csl"),
     (None, "citation_style: /etc/passwd.csl\n", "content/site.yaml:8: citation_style: expected a .csl file"),

@@ -332,6 +332,7 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
 
     try:
         csl = CitationStylesStyle(str(style), locale=locale, validate=False)
+        _escape_style(csl)
         if not csl.has_bibliography():
             raise BuildError("this citation style has no bibliography layout", shown)
         # "and others" stands for as many names as the style's largest et-al-min: wherever it cuts a list
@@ -363,6 +364,25 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
                              f"show names that are not written: write them all", *where[key])
         out.append((key, _linked(text, items[key])))
     return out
+
+
+# The text a style writes itself: affixes, delimiters, literal text and its own terms (a course's style is an
+# input like its sources: what it says is text, never markup).
+_STYLE_TEXT = ("prefix", "suffix", "delimiter", "value", "after-collapse-delimiter", "cite-group-delimiter",
+               "year-suffix-delimiter", "initialize-with", "range-delimiter")
+
+
+def _escape_style(csl) -> None:
+    def escaped(text: str) -> str:
+        return "".join(_STAND_IN.get(c, c) for c in text)
+
+    for element in csl.root.iter():  # (the style's own <locale> too; the installed locales are the engine's)
+        for name in _STYLE_TEXT:
+            if element.get(name) is not None:
+                element.set(name, escaped(element.get(name)))
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag.rpartition("}")[2] in ("term", "single", "multiple") and element.text:
+            element.text = escaped(element.text)
 
 
 def _stand_in(item: dict, n: str, et_al: int) -> dict:

@@ -185,7 +185,7 @@ def load(options: Options, say):
     glossary = content.load_glossary(root, site.languages, read)
     return Course(root, site, strings, glossary, sources,
                   seed_set(site.config, options),
-                  templates=environment.environment(root, strings, root / ".cache" / "templates"), plugins=chosen,
+                  templates=environment.environment(root, strings, site.config["experiment_timeout"]), plugins=chosen,
                   parts=Parts(root), data_files=tuple(sorted(read)))
 
 

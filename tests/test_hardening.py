@@ -308,7 +308,7 @@ def test_a_format_cannot_write_a_huge_page(tmp_path):
 # -- caches: an unreadable entry is a miss, an unwritable cache a warning --------------------------
 
 @pytest.mark.parametrize("where", ["figures", "pages", "highlight", "highlight-code.json", "math.json", "shown.json",
-                                   "verdicts.json", "templates"])
+                                   "verdicts.json"])
 @pytest.mark.slow
 def test_damaged_cache_entries_are_misses(built, where):
     root, before = built
@@ -789,3 +789,56 @@ def test_a_link_to_nothing_among_the_inputs_is_not_an_internal_error(tmp_path, f
         assert not [p for p in (root / "site").rglob("*") if p.is_symlink()], "a link reached the site"
     again = build(root)  # and the next build, with the fingerprint written, is a no-op or the same error
     assert again.returncode == result.returncode and "internal error" not in again.stderr, again.stderr
+
+
+# -- templates are the course's code too ------------------------------------------------------------
+
+@pytest.mark.parametrize("line, message", [
+    ("{{ lipsum.__globals__['os'].popen('id').read() }}", "template error: "),
+    ("{{ cycler.__init__.__globals__.os.environ['LESSONKIT_TEST_SECRET'] }}", "template error: "),
+    ("{{ joiner.__init__.__globals__.__builtins__.open('/etc/passwd').read() }}", "template error: "),
+    ("{% for i in range(10**12) %}{% endfor %}", "template error: "),
+])
+def test_a_course_template_reaches_no_python_and_publishes_nothing(built, line, message, monkeypatch):
+    """A line in a course's page.html ran in the build process: it published `id`, a secret from the
+    environment and a file from outside the course. Templates render in Jinja's sandbox."""
+    root, before = built
+    edit(root / "templates" / "page.html", "{% block main %}", "{% block main %}" + line)
+    monkeypatch.setenv("LESSONKIT_TEST_SECRET", "hunter2-secret")
+    result = build(root)
+    fails_in_one_line(result, "templates/page.html:", message)
+    assert snapshot(root / "site") == before
+
+
+@pytest.mark.slow
+def test_a_template_that_runs_on_is_stopped_at_the_time_limit(built):
+    root, before = built
+    edit(root / "templates" / "page.html", "{% block main %}",
+         "{% block main %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    with (root / "content" / "site.yaml").open("a", encoding="utf-8") as f:
+        f.write("experiment_timeout: 2\n")
+    started = time.monotonic()
+    result = build(root)
+    fails_in_one_line(result, "templates/page.html:", "ran past the course's time limit")
+    assert time.monotonic() - started < 60
+    assert snapshot(root / "site") == before
+
+
+def test_nothing_in_the_course_folder_is_unpickled_or_run_as_a_compiled_template(built):
+    """Jinja's bytecode cache loads its entries with pickle: a file in .cache/templates/ ran at load time,
+    even for a course with no templates of its own. No compiled template is read from the course's folder."""
+    root, _ = built
+    marker = root / "unpickled"
+    import pickle
+
+    class Bomb:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    cache = root / ".cache" / "templates"
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in ("__jinja2_0.cache", *[f"__jinja2_{i:040x}.cache" for i in range(3)]):
+        (cache / name).write_bytes(b"j2" + pickle.dumps(Bomb()))
+    result = build(root, "--force")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()

@@ -249,7 +249,7 @@ def test_what_a_style_writes_itself_is_text_not_markup(tmp_path):
     """A course's style is an input: its affixes, delimiters, literal text and terms reach the page escaped."""
     script = "&lt;script&gt;alert(1)&lt;/script&gt;"
     csl = PLAIN_CSL.format(names="").replace('<text value="TITLE " />', f'<text value="{script} " prefix="{script}"/>')
-    csl = csl.replace('<layout>', f'<layout suffix="&lt;img src=x onerror=alert(2)&gt;">', 2)
+    csl = csl.replace('<layout>', '<layout suffix="&lt;img src=x onerror=alert(2)&gt;">', 2)
     csl = csl.replace("<info>", '<locale><terms><term name="and">&lt;b onclick=x&gt;</term></terms></locale><info>')
     root = with_style(cited_course(tmp_path / "c"), csl, "citation_style: styles/plain.csl\n")
     build_here(root)

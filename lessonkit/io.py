@@ -36,6 +36,19 @@ def files_digest(*paths: Path, skip=lambda name: False, length: int = 24) -> str
     return h.hexdigest()[:length]
 
 
+def refuse_links_out(root: Path, *names: str) -> None:
+    """The folders a build writes into (.cache, results/) are the course's own: one that is a link leading
+    outside the course would have the build write through it, so it is refused before anything is written."""
+    from lessonkit.errors import BuildError
+
+    top = root.resolve()
+    for name in names:
+        path = root / name
+        if path.is_symlink() and not path.resolve().is_relative_to(top):
+            raise BuildError("a link to a folder outside the course; the build would write through it: refused "
+                             "(make it a folder of the course)", name)
+
+
 def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
     """Write a file whole or not at all: a temporary file beside it, synced, then renamed over it (new: only if
     no file is there). On a full disk or a failing write the old file stays exactly as it was."""

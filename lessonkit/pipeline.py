@@ -153,6 +153,7 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
+    from lessonkit.io import refuse_links_out
     from lessonkit.load import content, inputs, plugins, references
     from lessonkit.load.parts import Parts
     from lessonkit.load.strings import load_strings
@@ -160,6 +161,7 @@ def load(options: Options, say):
     from lessonkit.render import environment
 
     root = options.root.resolve()
+    refuse_links_out(root, ".cache", "results")
     # Whatever this build writes, the no-op fingerprint of the last one no longer describes it.
     inputs.forget(stamp_of(root))
     check_out(root, options.out.resolve())
@@ -385,9 +387,11 @@ def check(options: Options) -> list[str]:
     fails its check is not up to date: the next build builds again instead of saying nothing changed."""
     from lessonkit import checks
     from lessonkit.errors import BuildError
+    from lessonkit.io import refuse_links_out
     from lessonkit.load import inputs
 
     root = options.root.resolve()
+    refuse_links_out(root, ".cache", "results")
     try:
         problems = checks.run(root, options.out.resolve(), strict=options.strict, validator=options.validator,
                               runner=lambda root, config, seeds: run_experiments(root, config, seeds, options,

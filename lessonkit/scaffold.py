@@ -225,6 +225,12 @@ def new_page(root: Path, slug: str, experiment: str | None = None, after: str | 
         raise BuildError(f"cannot add {slug!r} to its lists without changing their meaning; add it by hand", SITE)
 
     files = _files(root, languages, source, slug, experiment)
+    top = root.resolve()
+    for path in files:
+        if not path.resolve().is_relative_to(top):  # content/en, say, a link out of the course
+            outside = next((p for p in (path, *path.parents) if p.is_symlink()), path)
+            raise BuildError("a link to a folder outside the course; new would write through it: nothing was "
+                             "written", outside.relative_to(root))
     written = []
     try:
         for path, content in files.items():

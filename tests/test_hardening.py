@@ -4,6 +4,7 @@ previous site untouched; nothing outside the course is published; author code ca
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -231,6 +232,63 @@ def test_a_link_to_a_file_outside_the_course_is_never_published(built):
     (root / "templates/_evil.html").symlink_to(secret)
     edit(root / "templates/page.html", "{% block main %}", "{% block main %}{% include '_evil.html' %}")
     fails_in_one_line(build(root), "templates/_evil.html", "outside the course")
+
+
+def test_an_experiment_source_that_links_outside_the_course_is_never_read_or_published(built):
+    """The experiment and the modules it imports are published with its source page: a link to a file outside
+    the course, for the experiment or for a helper it imports, is refused in one line, at the import."""
+    root, before = built
+    tiny, harness = root / "experiments/tiny.py", root / "experiments/harness.py"
+    for path in (tiny, harness):
+        outside = root.parent / f"outside-{path.name}"
+        outside.write_bytes(path.read_bytes() + b"# the builder's secret\n")
+        path.unlink()
+        path.symlink_to(outside)
+    fails_in_one_line(build(root), "experiments/tiny.py: a link to a file outside the course", "refused")
+    tiny.unlink()
+    tiny.write_bytes((root.parent / "outside-tiny.py").read_bytes())
+    line = tiny.read_text("utf-8").splitlines().index("import harness") + 1
+    fails_in_one_line(build(root), f"experiments/tiny.py:{line}: imports harness, and experiments/harness.py is a "
+                                   "link to a file outside the course", "refused")
+    assert snapshot(root / "site") == before
+
+
+def test_an_import_written_in_a_string_publishes_nothing(built):
+    root, _ = built
+    (root / "experiments/unused.py").write_text("SECRET = 'not for the site'\n", "utf-8")
+    edit(root / "experiments/tiny.py", 'NAME = "tiny"', 'NOTE = """\nimport unused\nfrom unused import x\n"""\nNAME = "tiny"')
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    assert (root / "site/experiments/tiny.py").is_file()
+    assert not (root / "site/experiments/unused.py").exists()
+
+
+@pytest.mark.parametrize("folder", [".cache", "results"])
+def test_a_course_folder_that_links_outside_is_not_written_through(tmp_path, folder):
+    root = make_course(tmp_path / "c")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (root / folder).symlink_to(target, target_is_directory=True)
+    fails_in_one_line(build(root, "--freeze"), f"{folder}: a link to a folder outside the course", "refused")
+    fails_in_one_line(build(root, "--check-only"), f"{folder}: a link to a folder outside the course")
+    assert not list(target.iterdir()) and not (root / "site").exists()
+
+
+def test_new_does_not_write_through_a_language_folder_that_links_outside(tmp_path):
+    from lessonkit.errors import BuildError
+    from lessonkit.scaffold import new_page
+
+    root = make_course(tmp_path / "c")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    shutil.rmtree(root / "content/en")
+    (root / "content/en").symlink_to(target, target_is_directory=True)
+    config = (root / "content/site.yaml").read_bytes()
+    with pytest.raises(BuildError, match="a link to a folder outside the course; new would write through it") as err:
+        new_page(root, "second")
+    assert err.value.path == Path("content/en")
+    assert not list(target.iterdir()) and (root / "content/site.yaml").read_bytes() == config
+    assert not (root / "content/zh/second.md").exists()
 
 
 def test_a_stylesheet_that_is_not_utf8_fails_in_one_line(built):

@@ -72,24 +72,58 @@ class Job:
     isolated_only: bool = False  # --strict: where it runs (a Dask worker too) must isolate it, or it does not run
 
 
-# `import a, b` and `from a import x` at the start of a line (regex, not ast: it runs on every build).
+# `import a, b` and `from a import x` at the start of a line: a quick look (it runs on every build) that
+# `_imports` confirms with the parser when it names a sibling, so that an import in a string publishes nothing.
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
+def _imports(text: str, folder: Path) -> dict[str, int]:
+    """The sibling modules the code imports (name -> line of the first import)."""
+    named = {name.strip().split(".")[0].split(" ")[0] for match in _IMPORT.finditer(text)
+             for name in (match.group(1) or match.group(2)).split(",")}
+    if not any((folder / f"{name}.py").is_file() for name in named):
+        return {}
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # the run reports it, at its line
+        return {}
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [node.module]
+        else:
+            continue
+        for module in modules:
+            name = module.split(".")[0]
+            if (folder / f"{name}.py").is_file():
+                found[name] = min(found.get(name, node.lineno), node.lineno)
+    return found
+
+
 def local_sources(path: Path) -> list[Path]:
-    """The experiment file and every sibling module it imports, recursively."""
+    """The experiment file and every sibling module it imports, recursively. Each is published with the
+    experiment's source page, so a link that leads outside the course is refused, never read."""
     seen: list[Path] = []
-    todo = [path]
+    todo = [(path, None, None)]
+    course = path.parent.parent.resolve()
     while todo:
-        p = todo.pop()
+        p, importer, line = todo.pop()
         if p in seen:
             continue
+        if not p.resolve().is_relative_to(course):  # a link, or a folder of links
+            if importer is None:
+                raise BuildError("a link to a file outside the course; it would be published with the experiment: "
+                                 "refused", f"experiments/{p.name}")
+            raise BuildError(f"imports {p.stem}, and experiments/{p.name} is a link to a file outside the course; "
+                             f"it would be published with the experiment: refused", f"experiments/{importer.name}",
+                             line)
         seen.append(p)
-        for match in _IMPORT.finditer(p.read_text("utf-8")):
-            for name in (match.group(1) or match.group(2)).split(","):
-                sibling = p.parent / (name.strip().split(".")[0].split(" ")[0] + ".py")
-                if sibling.is_file():
-                    todo.append(sibling)
+        for name, at in _imports(p.read_text("utf-8"), p.parent).items():
+            todo.append((p.parent / f"{name}.py", p, at))
     return sorted(seen)
 
 

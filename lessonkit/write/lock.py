@@ -11,6 +11,9 @@ def lock(cache: Path, say=print):
     """One build of a course at a time: a second one waits for the first (and says so)."""
     import fcntl
 
+    from lessonkit.io import refuse_links_out
+
+    refuse_links_out(cache.parent, cache.name)
     try:
         cache.mkdir(parents=True, exist_ok=True)
         handle = open(cache / "build.lock", "a+")  # noqa: SIM115 (held for the whole build)

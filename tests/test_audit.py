@@ -161,3 +161,19 @@ def test_check_lists_every_number_nothing_accounts_for(tmp_path):
     line = next(i for i, text in enumerate(lines, 1) if "25 个头" in text)
     assert (f"content/zh/page.md:{line}: number '25' in prose is neither measured, audited nor marked literal: "
             "'它有 25 个头。'") in check.stderr
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("它有九十三个头。", ["九十三"]),
+    ("训练了一千步，误差降到三点五。", ["一千", "三点五"]),
+    ("百分之九十的头，二〇二三年。", ["九十", "二〇二三"]),
+    ("It has ٣٤ heads and 𝟗𝟑 % of them; 10⁹ steps.", ["٣٤", "𝟗𝟑", "10⁹"]),
+    ("Ｌ５ has ２５ heads.", ["２５"]),
+    # Words written with numerals, ordinals and a lone numeral are not numbers a reader checks.
+    ("一个头、统一、一点点、千万不要、万一、十分重要、第三章、两个头。", []),
+    ("x² and d₂ are names.", []),
+])
+def test_a_number_in_another_script_is_a_number(text, numbers):
+    from lessonkit.markdown.plugins.unaccounted import bare_numbers
+
+    assert bare_numbers(text) == numbers

@@ -3,7 +3,8 @@
 A number a reader sees is accounted for when it is a measured value ({val}), lies inside an audited
 statement ([…]{.claim audit=…}) or a literal span ([…]{.literal}: exercises, definitions, labels),
 is in math or code, in a heading or a link's text, or is part of an identifier (L5, P2, GPT-2/3,
-LLaMA 3.1, 3.4.1, fp16, 70B) or a cited year (Vaswani et al. 2017, Shazeer (2019)). Any other number is collected with its line; `build.py --check` reports it.
+LLaMA 3.1, 3.4.1, fp16, 70B) or a cited year (Vaswani et al. 2017, Shazeer (2019)). Any other number, in
+any script's digits or as a Chinese numeral, is collected with its line; `build.py --check` reports it.
 """
 
 import re
@@ -12,9 +13,19 @@ from markdown_it import MarkdownIt
 
 from lessonkit.markdown.plugins.lines import line_of
 
-# A run of digits with decimal points or thousands separators, in ASCII or full width.
-_NUMBER = re.compile(r"[0-9０-９]+(?:[.,][0-9０-９]+)*")
-_WORD = re.compile(r"[A-Za-z_]")
+# A run of digits with decimal points or thousands separators, in any script's digits (ASCII, full width,
+# Arabic-Indic, mathematical bold: Unicode's decimal digits) or superscript and subscript ones; or a Chinese
+# numeral of two characters or more that holds a unit or a zero (九十三, 一千, 三点五, 二〇二三), which is how
+# a Chinese text writes a number. A lone 一 or 三 is left alone: it is in too many words (一个, 统一, 三个头).
+_DIGITS = r"[\d⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]"
+_HAN = "零〇一二两三四五六七八九"
+_NUMBER = re.compile(rf"{_DIGITS}+(?:[.,]{_DIGITS}+)*"
+                     rf"|(?=[{_HAN}十百千万亿]*[十百千万亿〇零])[{_HAN}十百千万亿]{{2,}}(?:点[{_HAN}]+)?"
+                     rf"|[{_HAN}十]+点[{_HAN}]+")
+# Words that are written with numerals but are not numbers: 万一 (in case), 千万 (by all means), 一一 (one by
+# one), 十一 is a number but 十之八九 is an idiom.
+_HAN_WORDS = {"万一", "千万", "一一", "万万", "十之八九"}
+_WORD = re.compile(r"[A-Za-zＡ-Ｚａ-ｚ_]")  # Latin letters, full width too (Ｌ５)
 # Vaswani et al. 2017, (Vaswani, 2017), Shazeer (2019): a year after an author's name.
 # ("In 2017 …" is a statement about a year, not a citation.)
 _CITED_YEAR = re.compile(r"(?:et al\.|\b(?!(?:In|By|Since|From|Until|Before|After|Of|To|At)\b)[A-Z][a-z]+),?\s*\(?$")
@@ -28,6 +39,8 @@ EXEMPT_SPANS = ("claim", "literal")
 
 def _is_identifier(text: str, start: int, end: int) -> bool:
     before, after = text[:start], text[end:]
+    if before[-1:] == "第" or text[start:end] in _HAN_WORDS:
+        return True  # 第三章: an ordinal, a label
     if before[-1:] and (_WORD.match(before[-1]) or before[-1].isdigit()):
         return True  # L5, x1, d_2
     if after[:1] and _WORD.match(after[:1]):

@@ -357,6 +357,21 @@ def test_front_matter_is_typed_and_yaml_bombs_are_refused(tmp_path, front, messa
     fails_in_one_line(result, "content/zh/page.md", message)
 
 
+@pytest.mark.parametrize("where", ["content/site.yaml", "content/zh/page.md", "content/glossary.yaml"])
+@pytest.mark.parametrize("nesting", ["[" * 30_000, "\n  " + "- " * 30_000 + "x"])
+def test_yaml_nested_past_the_stack_is_one_line_not_a_crash(tmp_path, where, nesting):
+    """libyaml composes by recursion: 30,000 levels (60 KB) killed the build with SIGSEGV and no word."""
+    root = make_course(tmp_path / "c")
+    path = root / where
+    if where.endswith(".md"):
+        edit(path, "description: 一页。", f"description: 一页。\nx: {nesting}")
+    else:
+        path.write_text((path.read_text("utf-8") if path.exists() else "") + f"deep: {nesting}\n", "utf-8")
+    result = run_build("--no-search", "--seeds", "2", "--out", root / "site", root=root, fresh=True)
+    assert result.returncode > 0, (result.returncode, result.stderr)  # not a signal
+    fails_in_one_line(result, where, "nested more than 1000 levels deep")
+
+
 def test_a_format_cannot_write_a_huge_page(tmp_path):
     root = make_course(tmp_path / "c")
     edit(root / "content/zh/page.md", "{val}`tiny.mean`", "{val}`tiny.mean:>50000000`")

@@ -152,10 +152,10 @@ def named_in(root: Path) -> str:
         return ""
     if "plugins" not in text:
         return ""
-    import yaml
+    from lessonkit.load.texts import load_yaml
 
     try:
-        names = yaml.safe_load(text).get("plugins")
+        names = load_yaml(text).get("plugins")
     except Exception:  # the load stage reports what is wrong with it, at its line
         return ""
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):

@@ -62,8 +62,27 @@ def _expanded_size(node, memo: dict) -> int:
     return size
 
 
+# libyaml composes nested collections by recursion: 30,000 levels (60 KB of "[" or "- ") overflow the C
+# stack and kill the process without a word, so the depth is bounded on the text first.
+MAX_YAML_DEPTH = 1_000
+_BRACKET = re.compile(r"[\[\]{}]")
+_LEADING = re.compile(r"^[ \t?:-]*", re.MULTILINE)  # indentation and compact "- - -" or "? " nesting
+
+
+def _too_deep(text: str) -> bool:
+    depth = 0
+    for match in _BRACKET.finditer(text):  # a bracket inside a string counts too: an overestimate
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_YAML_DEPTH:
+            return True
+    return any(len(m.group()) > MAX_YAML_DEPTH for m in _LEADING.finditer(text))
+
+
 def load_yaml(text: str):
-    """Safe YAML; refuses documents whose aliases expand beyond MAX_YAML_NODES nodes."""
+    """Safe YAML; refuses documents nested deeper than MAX_YAML_DEPTH, or whose aliases expand beyond
+    MAX_YAML_NODES nodes."""
+    if _too_deep(text):
+        raise yaml.YAMLError(f"nested more than {MAX_YAML_DEPTH} levels deep")
     if "*" in text:  # aliases are rare: only then is the document composed twice
         node = yaml.compose(text, Loader=_LOADER)
         if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:

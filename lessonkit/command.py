@@ -22,14 +22,21 @@ def _port(text: str) -> int:
     return port
 
 
-def _count(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError("a whole number ≥ 0")
-    return count
+def _whole(low: int, high: int | None = None):
+    """A whole number from low (to high): argparse's type, so that --jobs -1 is a usage line, not a crash."""
+    def whole(text: str) -> int:
+        try:
+            count = int(text)
+        except ValueError:
+            count = low - 1
+        if count < low or (high is not None and count > high):
+            raise argparse.ArgumentTypeError(f"a whole number from {low} to {high:,}" if high is not None
+                                             else f"a whole number ≥ {low}")
+        return count
+    return whole
+
+
+_count = _whole(0)
 
 
 def arg_parser() -> argparse.ArgumentParser:
@@ -48,12 +55,12 @@ def arg_parser() -> argparse.ArgumentParser:
                "templates\n              as its theme; %(prog)s init --help\n\n"
                "The course is --root, else the current folder when it holds content/site.yaml.\n"
                "docs/reference.md lists every option, site.yaml key and Markdown extension.")
-    p.add_argument("--seed", type=int, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
-    p.add_argument("--seeds", type=int, metavar="N", help="run every experiment on N seeds, the course seed first "
+    p.add_argument("--seed", type=_count, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
+    p.add_argument("--seeds", type=_whole(1), metavar="N", help="run every experiment on N seeds, the course seed first "
                    "(default: content/site.yaml's seeds, 20)")
     p.add_argument("--executor", default="local", metavar="local|dask:local|dask:ADDRESS",
                    help="where experiment runs execute (default: local processes)")
-    p.add_argument("--jobs", type=int, metavar="N", help="experiment runs, and pages parsed and rendered, at once "
+    p.add_argument("--jobs", type=_whole(1), metavar="N", help="experiment runs, and pages parsed and rendered, at once "
                    "(default: one per core)")
     p.add_argument("--force", action="store_true", help="re-run every experiment on every seed, ignoring the cache and results/")
     p.add_argument("--freeze", action="store_true", help="also write every experiment's reports into results/, "
@@ -107,6 +114,12 @@ def parse_args(argv=None, default_root: Path | None = None, prog: str | None = N
     parser = arg_parser()
     parser.prog = prog or parser.prog
     args = parser.parse_args(argv)
+    # Flags that cannot both hold: say so, rather than quietly drop one.
+    for flag, others in (("serve", ("freeze", "refresh", "check", "check_only", "pdf")),
+                         ("check_only", ("freeze", "refresh", "force", "pdf"))):
+        clash = [o for o in others if getattr(args, o)] if getattr(args, flag) else []
+        if clash:
+            parser.error(f"--{flag.replace('_', '-')} cannot be used with --{clash[0].replace('_', '-')}")
     args.root = course_folder(args.root, default_root)
     args.out = args.out or args.root / "site"
     return args

@@ -334,11 +334,12 @@ def may_fork(options: Options) -> bool:
 def seed_set(config: dict, options: Options) -> list[int]:
     """The seeds every experiment runs on: the course seed first, then the next ones."""
     from lessonkit.errors import BuildError
+    from lessonkit.load.content import MAX_SEEDS
 
     seed = config["seed"] if options.seed is None else options.seed
     count = config["seeds"] if options.seeds is None else options.seeds
-    if count < 1:
-        raise BuildError(f"--seeds {count}: at least 1")
+    if not 1 <= count <= MAX_SEEDS:
+        raise BuildError(f"--seeds {count}: from 1 to {MAX_SEEDS:,}")
     return list(range(seed, seed + count))
 
 

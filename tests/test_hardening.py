@@ -915,3 +915,38 @@ def test_nothing_in_the_course_folder_is_unpickled_or_run_as_a_compiled_template
     result = build(root, "--force")
     assert result.returncode == 0, result.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "-1"], "argument --jobs: a whole number ≥ 1"),
+    (["--jobs", "0"], "argument --jobs: a whole number ≥ 1"),
+    (["--seed", "-5"], "argument --seed: a whole number ≥ 0"),
+    (["--seeds", "0"], "argument --seeds: a whole number ≥ 1"),
+    (["--serve", "--freeze"], "--serve cannot be used with --freeze"),
+    (["--serve", "--check"], "--serve cannot be used with --check"),
+    (["--serve", "--pdf"], "--serve cannot be used with --pdf"),
+    (["--check-only", "--freeze"], "--check-only cannot be used with --freeze"),
+    (["--check-only", "--refresh", "tiny"], "--check-only cannot be used with --refresh"),
+])
+def test_options_that_cannot_hold_are_a_usage_line_before_anything_runs(tmp_path, capsys, args, message):
+    from lessonkit.command import main
+
+    root = make_course(tmp_path / "c")
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--root", str(root)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith(f"error: {message}"), err
+    assert "Traceback" not in err and not (root / ".cache").exists()
+
+
+@pytest.mark.parametrize("where, value, message", [
+    ("--seeds", "100000", "error: --seeds 100000: from 1 to 1,000"),
+    ("site.yaml", "100000", "error: content/site.yaml:"),
+])
+def test_a_sweep_too_large_to_pass_is_refused_not_blamed_on_the_experiment(tmp_path, where, value, message):
+    root = make_course(tmp_path / "c", config="seeds: 100000\n" if where == "site.yaml" else "")
+    args = ("--seeds", value) if where == "--seeds" else ()
+    result = run_build("--no-search", "--out", root / "site", *args, root=root)
+    fails_in_one_line(result, message.removeprefix("error: "), "from 1 to 1,000")
+    assert not (root / ".cache/experiments").exists()

@@ -98,10 +98,15 @@ def _check_source(value, config, ctx):
     return value
 
 
-def _whole(key, low):
+# Seeds are passed to a run on its command line: 100,000 of them passed bwrap's argument limit.
+MAX_SEEDS = 1_000
+
+
+def _whole(key, low, high=None):
     def check(value, config, ctx):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise BuildError(f"{key}: expected a whole number ≥ {low}, got {value!r}", *ctx.at(key))
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high and value > high):
+            span = f"from {low} to {high:,}" if high else f"≥ {low}"
+            raise BuildError(f"{key}: expected a whole number {span}, got {value!r}", *ctx.at(key))
         return value
     return check
 
@@ -190,7 +195,7 @@ SITE = (
         _check_base_url),
     Key("seed", 0, "the seed whose numbers the pages show (default 0)", _whole("seed", 0)),
     Key("seeds", 20, "how many seeds every experiment runs on, the course seed first (default 20)",
-        _whole("seeds", 1)),
+        _whole("seeds", 1, MAX_SEEDS)),
     Key("experiment_timeout", 120, "the time limit per experiment run and per figure, in seconds (default 120)",
         _check_timeout),
     Key("experiments", [], "the experiments the pages use: files in `experiments/`, without `.py`",

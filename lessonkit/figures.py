@@ -29,6 +29,7 @@ import traceback
 from pathlib import Path
 
 from lessonkit.errors import BuildError, raise_all
+from lessonkit.io import remove_tree
 
 # Sentinel colours the recipes draw with; swapped for CSS variables on save.
 INK = "#010203"
@@ -152,7 +153,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
                              f"figures/{pending[0].partition('.')[0]}.py")
         return out, read
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def _keys(keys) -> bool:

@@ -49,6 +49,32 @@ def refuse_links_out(root: Path, *names: str) -> None:
                              "(make it a folder of the course)", name)
 
 
+def remove_tree(path: Path) -> None:
+    """Remove a folder and all below it, however deep, and never raise: what is left is litter, not an error.
+    shutil.rmtree recurses (5,000 levels end in RecursionError, and their paths pass PATH_MAX), so each
+    subfolder is first moved up beside the folder (a rename, whatever its depth) and removed in its turn;
+    the moved names keep the folder's name as their start, so a later sweep finds what an interrupted one left."""
+    todo, moved = [path], 0
+    while todo:
+        top = todo.pop()
+        try:
+            with os.scandir(top) as entries:
+                for entry in list(entries):
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            moved += 1
+                            beside = path.with_name(f"{path.name}-{moved}")
+                            os.rename(entry.path, beside)
+                            todo.append(beside)
+                        else:
+                            os.unlink(entry.path)
+                    except OSError:
+                        continue
+            os.rmdir(top)
+        except OSError:
+            continue
+
+
 def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
     """Write a file whole or not at all: a temporary file beside it, synced, then renamed over it (new: only if
     no file is there). On a full disk or a failing write the old file stays exactly as it was."""

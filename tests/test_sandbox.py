@@ -441,3 +441,29 @@ def test_an_experiments_output_reaches_the_terminal_without_control_characters(t
     result = build(root)
     assert result.returncode == 1 and "last output: ?]0;owned??[2Kall good" in result.stderr, result.stderr
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+
+
+def test_a_scratch_folder_too_deep_to_delete_is_swept_and_fails_no_build(tmp_path, monkeypatch):
+    """5,000 levels (paths past PATH_MAX) ended every later build, of any course sharing the temporary
+    folder, in RecursionError."""
+    import tempfile
+
+    from lessonkit.measure import sandbox
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no build holds any more
+    scratch = tmp_path / f"{sandbox.SCRATCH_PREFIX}{gone.pid}-x"
+    scratch.mkdir()
+    fd = os.open(scratch, os.O_RDONLY)
+    for _ in range(5_000):
+        os.mkdir("a", dir_fd=fd)
+        (fd, old) = (os.open("a", os.O_RDONLY, dir_fd=fd), fd)
+        os.close(old)
+    with open(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as f:
+        f.write("x")
+    os.close(fd)
+    keep = tmp_path / "not-scratch"
+    keep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sandbox.sweep_scratch()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-scratch"]

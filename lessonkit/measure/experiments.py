@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import sys
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.io import write_cache
+from lessonkit.io import remove_tree, write_cache
 from lessonkit.measure import frozen, provenance, sandbox
 from lessonkit.versions import numeric_env, package_version
 
@@ -234,7 +233,7 @@ def run_job(job: Job) -> dict:
             log = ""
         return {"reports": reports, "failure": failure, "log": log, "isolated": isolated}
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def _report_shape(report) -> bool:

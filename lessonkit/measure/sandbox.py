@@ -252,6 +252,8 @@ def sweep_scratch() -> None:
             os.kill(pid, 0)
             continue  # that build still runs
         except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
+            from lessonkit.io import remove_tree
+
+            remove_tree(path)
         except PermissionError:  # another user's build
             continue

@@ -465,5 +465,8 @@ def test_a_scratch_folder_too_deep_to_delete_is_swept_and_fails_no_build(tmp_pat
     keep = tmp_path / "not-scratch"
     keep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    sandbox.sweep_scratch()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-scratch"]
+    try:
+        sandbox.sweep_scratch()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["not-scratch"]
+    finally:  # what a failing sweep left would break pytest's own clean-up of tmp_path (shutil.rmtree)
+        subprocess.run(["rm", "-rf", *(str(p) for p in tmp_path.glob(f"{sandbox.SCRATCH_PREFIX}*"))], check=False)

@@ -237,7 +237,9 @@ def new_page(root: Path, slug: str, experiment: str | None = None, after: str | 
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, content.encode("utf-8"), new=True)  # whole or not at all, and never overwriting
             written.append(path)
-        write_atomic(config_path, text.encode("utf-8"))
+        # site.yaml keeps its own line endings (read_text gave LF): a CRLF file stays CRLF.
+        crlf = b"\r\n" in config_path.read_bytes()
+        write_atomic(config_path, (text.replace("\n", "\r\n") if crlf else text).encode("utf-8"))
     except OSError as exc:
         for path in written:
             path.unlink(missing_ok=True)

@@ -950,3 +950,14 @@ def test_a_sweep_too_large_to_pass_is_refused_not_blamed_on_the_experiment(tmp_p
     result = run_build("--no-search", "--out", root / "site", *args, root=root)
     fails_in_one_line(result, message.removeprefix("error: "), "from 1 to 1,000")
     assert not (root / ".cache/experiments").exists()
+
+
+def test_new_keeps_a_crlf_site_yaml_crlf(tmp_path):
+    from lessonkit.scaffold import new_page
+
+    root = make_course(tmp_path / "c")
+    config = root / "content/site.yaml"
+    config.write_bytes(config.read_bytes().replace(b"\n", b"\r\n"))
+    new_page(root, "second")
+    data = config.read_bytes()
+    assert b"second" in data and data.count(b"\n") == data.count(b"\r\n"), data

@@ -71,8 +71,8 @@ class Job:
     isolated_only: bool = False  # --strict: where it runs (a Dask worker too) must isolate it, or it does not run
 
 
-# `import a, b` and `from a import x` at the start of a line: a quick look (it runs on every build) that
-# `_imports` confirms with the parser when it names a sibling, so that an import in a string publishes nothing.
+# `import a, b` and `from a import x` at the start of a line: a quick look that spares the parser an experiment
+# importing no sibling; one that does (harness.py, usually) is parsed, so an import in a string is not one.
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 

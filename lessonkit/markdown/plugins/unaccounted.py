@@ -22,9 +22,9 @@ _HAN = "零〇一二两三四五六七八九"
 _NUMBER = re.compile(rf"{_DIGITS}+(?:[.,]{_DIGITS}+)*"
                      rf"|(?=[{_HAN}十百千万亿]*[十百千万亿〇零])[{_HAN}十百千万亿]{{2,}}(?:点[{_HAN}]+)?"
                      rf"|[{_HAN}十]+点[{_HAN}]+")
-# Words that are written with numerals but are not numbers: 万一 (in case), 千万 (by all means), 一一 (one by
-# one), 十一 is a number but 十之八九 is an idiom.
-_HAN_WORDS = {"万一", "千万", "一一", "万万", "十之八九"}
+# Words that are written with numerals but are not numbers: 万一 (in case), 千万 and 万万 (by all means),
+# 一一 (one by one).
+_HAN_WORDS = {"万一", "千万", "一一", "万万"}
 _WORD = re.compile(r"[A-Za-zＡ-Ｚａ-ｚ_]")  # Latin letters, full width too (Ｌ５)
 # Vaswani et al. 2017, (Vaswani, 2017), Shazeer (2019): a year after an author's name.
 # ("In 2017 …" is a statement about a year, not a citation.)

@@ -90,6 +90,7 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
         problems += _check_links(rel, s, scans, files, manifest.get("base_path", "/"))
         problems += _check_values(rel, s, measurements, strings)
         problems += _check_written(root, rel, s)
+        problems += _check_active(rel, s, manifest.get("base_path", "/"))
         problems += _check_claims(rel, s, measurements)
         shown_claims |= s.claims
         if s.images_without_alt:
@@ -106,6 +107,7 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
         if key not in shown_claims:
             problems.append(f"claim {key}: defined in {claim.experiment} but shown on no page")
 
+    problems += _check_engine_scripts(site)
     problems += _check_parity(manifest, scans)
     for path, line, number, excerpt in manifest.get("unaccounted", []):
         problems.append(f"{path}:{line}: number {number!r} in prose is neither measured, audited nor marked "
@@ -113,6 +115,8 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
     for page, message in manifest.get("stale", []):
         if strict:
             problems.append(f"{page}: {message}")
+    for path in sorted(site.rglob("*.svg")):
+        problems += _svg_active(path.relative_to(site).as_posix(), path)
     for path in sorted(site.rglob("*.xml")):
         problems += _xml_errors(path.relative_to(site).as_posix(), path)
     if validator:
@@ -134,6 +138,8 @@ def _xml_errors(rel: str, path: Path) -> list[str]:
 def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str) -> list[str]:
     out = []
     for tag, attr, url, rel_attr, classes in s.refs:
+        if attr not in ("href", "src"):
+            continue  # any other address is _check_active's
         parts = urlsplit(url)
         if parts.scheme in ("http", "https") or url.startswith("//"):
             if tag == "link" and set(rel_attr.split()) & {"canonical", "alternate"}:
@@ -143,11 +149,8 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str)
             elif "external" not in classes.split():
                 out.append(f"{rel}: outbound link {url!r} is not marked external")
             continue
-        if parts.scheme in ("mailto", "data"):
-            continue
         if parts.scheme:
-            out.append(f"{rel}: <{tag} {attr}={url!r}> has an unsupported scheme")
-            continue
+            continue  # _check_active's
         path = unquote(parts.path)
         if path.startswith("/"):  # root-absolute (the 404 page): relative to where the site is published
             path = path.removeprefix(base_path) if path.startswith(base_path) else path
@@ -159,6 +162,81 @@ def _check_links(rel: str, s: PageScan, scans: dict, files: set, base_path: str)
             continue
         if parts.fragment and target in scans and parts.fragment not in scans[target].ids:
             out.append(f"{rel}: <{tag} {attr}={url!r}> points to a missing anchor")
+    return out
+
+
+# What may run on a page: the engine's own scripts, by their place in the site, and nothing else. A course's
+# templates, styles and static files are its code, and a reader's browser must run none of it.
+ENGINE_SCRIPTS = {"static/site.js": "static/site.js", "static/search.js": "static/search.js",
+                  "pagefind/pagefind-ui.js": None}  # site path -> the engine theme's file it must equal
+_SCHEMES = {"", "http", "https", "mailto"}
+
+
+def _check_active(rel: str, s: PageScan, base_path: str) -> list[str]:
+    """An allowlist: a <script> must load one of ENGINE_SCRIPTS and hold no text; no element has an event
+    handler or srcdoc, none embeds or redirects to another document, and every address's scheme is one of
+    _SCHEMES (a data: URL only as an image or the empty icon the engine writes)."""
+    out = []
+    for src, text in s.scripts:
+        parts = urlsplit(src)
+        path = unquote(parts.path)
+        if path.startswith("/"):  # root-absolute (the 404 page): relative to where the site is published
+            path = posixpath.normpath(path.removeprefix(base_path).lstrip("/"))
+        else:
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
+        where = path if src and not parts.scheme and not parts.netloc else None
+        if text.strip() or where not in ENGINE_SCRIPTS:
+            out.append(f"{rel}: <script{f' src={src!r}' if src else ''}> that the engine did not write: a "
+                       f"course's templates may not add scripts")
+    for tag, attr in s.handlers:
+        out.append(f"{rel}: <{tag} {attr}=…> that the engine did not write: a course's templates may not add "
+                   f"event handlers")
+    for tag in s.frames:
+        out.append(f"{rel}: <{tag}> that the engine did not write: a page may not embed or redirect to another "
+                   f"document")
+    for tag, attr, url, rel_attr, _classes in s.refs:
+        scheme = urlsplit(url).scheme.lower()
+        if scheme == "data" and ((tag == "img" and attr == "src" and url[5:].lower().startswith("image/"))
+                                 or (tag == "link" and "icon" in rel_attr.split() and url == "data:,")):
+            continue
+        if scheme not in _SCHEMES:
+            out.append(f"{rel}: <{tag} {attr}={url[:60]!r}> has a scheme a page may not use ({scheme}:)")
+    return out
+
+
+def _check_engine_scripts(site: Path) -> list[str]:
+    """The scripts ENGINE_SCRIPTS allows are the engine's own bytes, not a course's file of that name."""
+    from lessonkit.load.theme import DEFAULT
+
+    out = []
+    for path, theirs in ENGINE_SCRIPTS.items():
+        if theirs and (site / path).is_file() and (site / path).read_bytes() != (DEFAULT / theirs).read_bytes():
+            out.append(f"{path}: not the engine's own script: a course's templates/{theirs} may not replace it")
+    return out
+
+
+def _svg_active(rel: str, path: Path) -> list[str]:
+    """An SVG the site serves runs its scripts when opened on its own: it may hold none, nor an event handler,
+    foreign HTML or an address with a scheme a page may not use. (Figures pass: the build cleans them.)"""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(path.read_bytes())
+    except ET.ParseError as exc:
+        return [f"{rel}: not well-formed SVG ({exc})"]
+    out = []
+    for node in root.iter():
+        if not isinstance(node.tag, str):
+            continue
+        name = node.tag.rpartition("}")[2]
+        if name in ("script", "foreignObject", "iframe", "handler"):
+            out.append(f"{rel}: <{name}>: an SVG the site serves may not hold one")
+        for attr, value in node.attrib.items():
+            attr = attr.rpartition("}")[2]
+            scheme = urlsplit(value.strip()).scheme.lower() if attr == "href" else ""
+            if attr.lower().startswith("on") or (scheme not in _SCHEMES and not (
+                    scheme == "data" and value.strip()[5:].lower().startswith("image/"))):
+                out.append(f"{rel}: <{name} {attr}={value[:60]!r}>: an SVG the site serves may not hold it")
     return out
 
 

@@ -141,8 +141,16 @@ class PageScan:
     images_without_alt: int = 0
     claims: set = field(default_factory=set)
     audits: list[Mark] = field(default_factory=list)
+    scripts: list = field(default_factory=list)  # (src or "", its inline text) of each <script>
+    handlers: list = field(default_factory=list)  # (tag, attribute) of each on…= event handler and srcdoc=
+    frames: list = field(default_factory=list)  # tags that load or redirect to other documents (iframe, base…)
 
 
+# Attributes that hold an address: --check sees each, whatever element carries it.
+_URL_ATTRS = ("href", "src", "action", "formaction", "data", "poster", "cite", "background", "xlink:href",
+              "ping", "manifest", "icon")
+# Elements that embed or redirect to another document: the engine's templates write none of them.
+_FRAMES = {"iframe", "frame", "frameset", "object", "embed", "applet", "base", "portal", "fencedframe"}
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -154,6 +162,7 @@ class _Scanner(HTMLParser):
         self._depth = 0
         self._row = None  # [attributes, text] while inside a summary row
         self._langs: list = []  # (tag, lang or None) of the open elements: a value's language is its nearest
+        self._script = False  # inside a <script>: its text is the script's
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -165,9 +174,15 @@ class _Scanner(HTMLParser):
             self.scan.ids.append(a["id"])
             if tag in ("h2", "h3"):
                 self.scan.headings.append(a["id"])
-        for attr in ("href", "src"):
+        for attr in _URL_ATTRS:
             if attr in a and a[attr] is not None:
                 self.scan.refs.append((tag, attr, a[attr], a.get("rel") or "", a.get("class") or ""))
+        self.scan.handlers += [(tag, name) for name, _ in attrs if name.startswith("on") or name == "srcdoc"]
+        if tag in _FRAMES or (tag == "meta" and "http-equiv" in a and (a["http-equiv"] or "").lower() == "refresh"):
+            self.scan.frames.append(tag)
+        if tag == "script":
+            self.scan.scripts.append([a.get("src") or "", ""])
+            self._script = True
         if tag == "img" and not (a.get("alt") or "").strip():
             self.scan.images_without_alt += 1
         if FIGURE in a:
@@ -188,6 +203,8 @@ class _Scanner(HTMLParser):
             self._depth += 1
 
     def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = False
         for i in range(len(self._langs) - 1, -1, -1):
             if self._langs[i][0] == tag:
                 del self._langs[i:]
@@ -203,6 +220,8 @@ class _Scanner(HTMLParser):
                 self._value = None
 
     def handle_data(self, data):
+        if self._script:
+            self.scan.scripts[-1][1] += data
         if self._depth and self._value is not None:
             self._value[1] += data
         if self._row is not None:

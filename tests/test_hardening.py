@@ -917,6 +917,42 @@ def test_nothing_in_the_course_folder_is_unpickled_or_run_as_a_compiled_template
     assert not marker.exists()
 
 
+def test_check_refuses_every_script_handler_and_address_the_engine_did_not_write(built):
+    """A course's templates, static files and styles are its code: --check allows the engine's own scripts,
+    by place and by bytes, and nothing else that a browser would run (an allowlist, so a spelling of
+    `javascript:` or an element no pattern names is refused too)."""
+    root, _ = built
+    planted = {
+        "<script>alert(1)</script>": "<script> that the engine did not write",
+        '<script src="../static/evil.js"></script>': "<script src='../static/evil.js'> that the engine did not",
+        '<script src="https://cdn.example/x.js"></script>': "<script src='https://cdn.example/x.js'> that",
+        '<a href="#top" onclick="alert(2)">x</a>': "<a onclick=…> that the engine did not write",
+        '<a href=" JaVa&#x09;script:alert(3)">x</a>': "has a scheme a page may not use (javascript:)",
+        '<form action="javascript:alert(4)"><button formaction="vbscript:x">x</button></form>':
+            "<form action='javascript:alert(4)'> has a scheme",
+        '<iframe srcdoc="&lt;script&gt;alert(5)&lt;/script&gt;"></iframe>': "<iframe> that the engine did not",
+        '<object data="data:text/html,&lt;script&gt;alert(6)&lt;/script&gt;"></object>': "<object data='data:t",
+        '<meta http-equiv="Refresh" content="0;url=https://example.org/">': "<meta> that the engine did not",
+        '<svg><script>alert(7)</script></svg>': "<script> that the engine did not write",
+        '<img src="data:text/html,x" alt="x">': "<img src='data:text/html,x'> has a scheme",
+    }
+    edit(root / "templates" / "page.html", "{% block main %}", "{% block main %}" + "".join(planted))
+    (root / "templates" / "static" / "evil.js").write_text("alert(8)", "utf-8")
+    with (root / "templates" / "static" / "site.js").open("a", encoding="utf-8") as f:
+        f.write("\nalert(9);\n")
+    (root / "templates" / "static" / "logo.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink" onload="alert(10)">'
+        '<a x:href="javascript:alert(11)"><text>x</text></a></svg>', "utf-8")
+    result = build(root, "--check")
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    for payload, message in planted.items():
+        assert sum(message in line for line in result.stderr.splitlines()) >= 2, (payload, result.stderr)  # zh, en
+    assert "<button formaction='vbscript:x'> has a scheme a page may not use (vbscript:)" in result.stderr
+    assert "static/site.js: not the engine's own script" in result.stderr
+    assert "static/logo.svg: <svg onload='alert(10)'>" in result.stderr
+    assert "static/logo.svg: <a href='javascript:alert(11)'>" in result.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--jobs", "-1"], "argument --jobs: a whole number ≥ 1"),
     (["--jobs", "0"], "argument --jobs: a whole number ≥ 1"),

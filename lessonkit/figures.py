@@ -111,7 +111,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
                                    "from lessonkit.figures import worker; worker()",
              str(work / "job.json"), str(progress)],
-            work, progress, work / "log.txt", timeout, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
+            work, progress, work / "log.txt", timeout, len(items), {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
             readable=(package, figures_dir))
         done, failure = {}, None
         recipes = sorted({f"figures/{fid.partition('.')[0]}.py" for fid, _, _ in missing})

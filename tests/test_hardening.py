@@ -112,6 +112,30 @@ def test_a_hanging_figure_recipe_is_stopped(built):
     assert snapshot(root / "site") == before
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("progress", ["reports.jsonl", "progress.jsonl"])
+def test_writing_to_the_progress_file_does_not_beat_the_time_limit(built, progress):
+    """Each line of a run's progress file gave the run the whole time limit again: code that kept appending
+    to it was never stopped. The run as a whole ends after steps × experiment_timeout."""
+    root, before = built
+    forever = ("    import time\n    while True:\n        with open(" + repr(progress) + ", 'a') as f:\n"
+               "            f.write('\\n')\n        time.sleep(0.2)\n")
+    if progress == "reports.jsonl":
+        edit(root / "experiments/tiny.py", "    rng = np.random.default_rng(seed)\n",
+             forever + "    rng = np.random.default_rng(seed)\n")
+        expected = ("experiments/tiny.py", "experiment tiny failed")
+    else:
+        edit(root / "figures/tiny.py", RECIPE_FIRST_LINE, forever + RECIPE_FIRST_LINE)
+        expected = ("figures/tiny.py", "")
+    edit(root / "content/site.yaml", "pages:", "experiment_timeout: 2\npages:")
+    started = time.monotonic()
+    result = build(root, "--force")
+    assert time.monotonic() - started < 40, result.stderr
+    line = fails_in_one_line(result, *expected)
+    assert "timed out" in line or "wrote into" in line, line
+    assert snapshot(root / "site") == before
+
+
 @pytest.mark.parametrize("code, message", [
     ("raise SystemExit(0)", "experiment tiny failed (seed 0): the experiment called exit(0)"),
     ("import os; os._exit(0)", "experiment tiny failed (seed 0): ended (exit status 0) before reporting seed 0"),

@@ -200,7 +200,7 @@ def run_job(job: Job) -> dict:
         reports_file.touch()
         outcome = sandbox.supervise([sys.executable, str(work / "runner.py"), str(work / job.entry),
                                      str(reports_file), *map(str, job.seeds)],
-                                    work, reports_file, log_file, job.timeout, job.env)
+                                    work, reports_file, log_file, job.timeout, len(job.seeds), job.env)
         reports, failure = [], None
         isolated = outcome["isolated"]
         try:

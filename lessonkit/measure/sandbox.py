@@ -120,10 +120,12 @@ def _die_with_parent() -> None:  # without bubblewrap: the kernel ends the run w
         pass
 
 
-def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, env: dict | None = None,
-              readable: tuple = ()) -> dict:
+def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, steps: int,
+              env: dict | None = None, readable: tuple = ()) -> dict:
     """Run cmd in `cwd`, its scratch folder; {"returncode", "timed_out", "signal", "isolated"}.
-    progress must exist; each line in it is a step done. `readable`: folders it may read besides."""
+    progress must exist; each line in it is a step done, and each of the `steps` gets `timeout` seconds.
+    The code can write to progress itself: the run as a whole ends after steps × timeout whatever it wrote.
+    `readable`: folders it may read besides."""
     environ = {**ONE_THREAD, **{k: v for k, v in os.environ.items() if ALLOWED_ENV.match(k)}, **(env or {}),
                "PATH": "/usr/bin:/bin", "HOME": str(cwd), "TMPDIR": str(cwd), "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
@@ -137,6 +139,7 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                                 start_new_session=True, preexec_fn=None if jail else _die_with_parent)
         _RUNNING.add(proc)
         timed_out, size, deadline = False, 0, time.monotonic() + timeout
+        final = time.monotonic() + timeout * max(steps, 1)  # no file the code can write moves this one
         try:
             while True:
                 try:
@@ -149,7 +152,7 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                 except OSError:  # the code removed it: no more steps count, the time limit runs on
                     grown = size
                 if grown != size:  # a step finished: the next one gets the whole time limit
-                    size, deadline = grown, time.monotonic() + timeout
+                    size, deadline = grown, min(time.monotonic() + timeout, final)
                 elif time.monotonic() > deadline:
                     timed_out = True
                     break

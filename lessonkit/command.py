@@ -22,6 +22,18 @@ def _port(text: str) -> int:
     return port
 
 
+def _executor(text: str) -> str:
+    """--executor's type: a malformed address is a usage line before anything runs, not an internal error."""
+    from lessonkit.errors import BuildError
+    from lessonkit.measure.executors import dask_address
+
+    try:
+        dask_address(text)
+    except BuildError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--executor {text!r}: ")) from None
+    return text
+
+
 def _whole(low: int, high: int | None = None):
     """A whole number from low (to high): argparse's type, so that --jobs -1 is a usage line, not a crash."""
     def whole(text: str) -> int:
@@ -58,7 +70,7 @@ def arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_count, help="the course seed, whose numbers the pages show (default: content/site.yaml's seed)")
     p.add_argument("--seeds", type=_whole(1), metavar="N", help="run every experiment on N seeds, the course seed first "
                    "(default: content/site.yaml's seeds, 20)")
-    p.add_argument("--executor", default="local", metavar="local|dask:local|dask:ADDRESS",
+    p.add_argument("--executor", default="local", type=_executor, metavar="local|dask:local|dask:ADDRESS",
                    help="where experiment runs execute (default: local processes)")
     p.add_argument("--jobs", type=_whole(1), metavar="N", help="experiment runs, and pages parsed and rendered, at once "
                    "(default: one per core)")

@@ -361,7 +361,10 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
                            refresh=frozenset(() if twice else options.refresh), freeze=options.freeze and not twice)
     return experiments.run_all(root, config["experiments"], seeds, root / ".cache" / "experiments",
                                force=options.force and not twice,
-                               executor=lambda: executors.executor(options.executor, options.jobs),
+                               # --check runs here, never on a cluster: its workers are trusted with the build's
+                               # runs, and the check is what does not trust them
+                               executor=lambda: executors.executor("local" if twice else options.executor,
+                                                                   options.jobs),
                                timeout=config["experiment_timeout"], progress=say, twice=twice, policy=policy,
                                require_isolation=options.strict)
 

@@ -191,3 +191,64 @@ def test_workers_with_another_numpy_are_refused_in_one_line(tmp_path):
     assert len(lines) == 1 and "has numpy 1.0.0, this build " in lines[0] and "give the workers the same" in lines[0], \
         done.stderr
     assert not (root / "site").exists()
+
+
+def test_a_silent_service_at_the_scheduler_address_is_one_line_within_a_timeout(tmp_path):
+    """A service that accepts the connection and says nothing hung the build for ever (Dask's own timeout
+    does not cover its handshake)."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+    threading.Thread(target=lambda: held.extend(listener.accept() for _ in range(8)), daemon=True).start()
+    root = make_course(tmp_path / "c")
+    start = time.monotonic()
+    try:
+        done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{listener.getsockname()[1]}",
+                         root=root, fresh=True)
+    finally:
+        listener.close()
+    assert time.monotonic() - start < 60
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "the scheduler did not answer within 15 s" in lines[0], done.stderr
+    assert not (root / "site").exists()
+
+
+def test_an_executor_that_never_answers_ends_the_build_in_one_line(tmp_path):
+    """A worker that never returns (or whose answer cannot be sent back) held the build for ever: the build
+    waits at most every run's time limit one after another, then says so."""
+    from concurrent.futures import Future
+    from contextlib import nullcontext
+
+    from lessonkit.errors import BuildError
+    from lessonkit.measure import experiments
+
+    class Silent:
+        def submit(self, fn, job):
+            return Future()  # never done
+
+    root = make_course(tmp_path / "c")
+    start = time.monotonic()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(experiments, "EXECUTOR_GRACE", 0.5)
+        with pytest.raises(BuildError) as raised:
+            experiments.run_all(root, ["tiny"], [0, 1], root / ".cache" / "experiments", timeout=0.5,
+                                executor=lambda: nullcontext((Silent(), 2)), require_isolation=False)
+    assert time.monotonic() - start < 10
+    assert "experiment tiny: no answer from the executor after" in str(raised.value)
+    assert str(raised.value.path).endswith("experiments/tiny.py")
+
+
+def test_check_runs_the_course_seed_here_never_on_the_cluster(cluster, tmp_path):
+    """The cluster's workers are trusted with the build's runs; --check is what does not trust them, so it runs
+    the course seed on this machine: with the scheduler gone, --check-only still checks."""
+    root = make_course(tmp_path / "c")
+    built = run_build("--no-search", "--seeds", "2", "--executor", f"dask:{cluster.address}", root=root, fresh=True)
+    assert built.returncode == 0, built.stderr
+    cluster.close()
+    checked = run_build("--no-search", "--seeds", "2", "--executor", f"dask:{cluster.address}", "--check-only",
+                        root=root, fresh=True)
+    assert checked.returncode == 0 and "check: no problems" in checked.stdout + checked.stderr, checked.stderr

@@ -2,7 +2,9 @@
 
     local            processes on this machine, one per core (default)
     dask:local       a Dask distributed LocalCluster started for this build
-    dask:ADDRESS     an existing Dask scheduler, e.g. dask:tcp://10.0.0.5:8786
+    dask:tcp://HOST:PORT, dask:tls://HOST:PORT
+                     an existing Dask scheduler, e.g. dask:tcp://10.0.0.5:8786; its workers are trusted
+                     with the reports (--check runs here: pipeline.run_experiments)
 
 Each job starts its own process (see experiments.run_job), so the local executor's
 threads only wait for them. Dask needs the optional `distributed` package.
@@ -16,6 +18,50 @@ from contextlib import contextmanager
 
 from lessonkit.errors import BuildError
 from lessonkit.processes import cores
+
+CONNECT = 15.0  # seconds: a scheduler (or a service that only looks like one) answers within this, or never
+
+
+def dask_address(spec: str) -> str:
+    """The Dask address of `dask:local`, `dask:tcp://HOST:PORT` or `dask:tls://HOST:PORT`, or a one-line error."""
+    from urllib.parse import urlsplit
+
+    where = spec.removeprefix("dask:")
+    if where == "local":
+        return where
+    try:
+        parts = urlsplit(where)
+        port = parts.port
+    except ValueError:
+        port, parts = None, None
+    if not spec.startswith("dask:") or parts is None or parts.scheme not in ("tcp", "tls") or not parts.hostname \
+            or port is None or parts.path or parts.query or parts.fragment or parts.username:
+        raise BuildError(f"--executor {spec!r}: expected local, dask:local, dask:tcp://HOST:PORT or "
+                         f"dask:tls://HOST:PORT")
+    return where
+
+
+def _within(seconds: float, spec: str, what: str, call):
+    """call(), or a one-line error when it has not returned after `seconds`: Dask waits for ever on a peer that
+    accepts a connection and then says nothing. (The thread left waiting dies with the build.)"""
+    import threading
+
+    done: dict = {}
+
+    def run():
+        try:
+            done["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="dask-connect")
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise BuildError(f"--executor {spec}: {what} within {seconds:g} s (is a Dask scheduler listening there?)")
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
 
 
 @contextmanager
@@ -36,8 +82,7 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return
-    if not spec.startswith("dask:") or spec == "dask:":
-        raise BuildError(f"--executor {spec!r}: expected local, dask:local or dask:ADDRESS")
+    address = dask_address(spec)
     try:
         import cloudpickle
         from distributed import Client, LocalCluster
@@ -48,7 +93,6 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
     # Workers get the job function by value: they need Python and numpy, not lessonkit.
     for module in (experiments, sandbox):
         cloudpickle.register_pickle_by_value(module)
-    address = spec.removeprefix("dask:")
     cluster, quiet = None, contextlib.nullcontext()
     try:
         if address == "local":
@@ -69,9 +113,12 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
                                    silence_logs=logging.CRITICAL)
             client = Client(cluster, security=security)
         else:
-            client = Client(address, timeout="10s")
+            # tls:// takes its credentials from Dask's configuration (distributed.comm.tls.*), as `dask` does.
+            client = _within(CONNECT, spec, "the scheduler did not answer", lambda: Client(address, timeout="10s"))
     except OSError as exc:
         raise BuildError(f"--executor {spec}: cannot reach the Dask scheduler ({exc})") from None
+    except (ValueError, TypeError, ImportError) as exc:  # Dask's own refusal of an address or of credentials
+        raise BuildError(f"--executor {spec}: Dask cannot connect there ({type(exc).__name__}: {exc})") from None
     try:
         if address != "local":
             _same_versions(client, spec)
@@ -96,7 +143,9 @@ def _same_versions(client, spec: str) -> None:
 
     here = {"python": ".".join(platform.python_version_tuple()[:2]), "numpy": package_version("numpy")}
     try:
-        found = client.run(worker_versions)
+        found = _within(CONNECT, spec, "the workers did not report their versions", lambda: client.run(worker_versions))
+    except BuildError:
+        raise
     except Exception as exc:  # a worker that cannot even import numpy
         raise BuildError(f"--executor {spec}: a worker cannot report its versions ({type(exc).__name__}: {exc})") \
             from None

@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import sys
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from lessonkit.versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
 CRITERIA = Path(__file__).parent.parent / "criteria.py"  # the evaluator the standalone harness shares
+EXECUTOR_GRACE = 60.0  # seconds past every run's own time limit that a build waits for an executor's answer
 
 
 @dataclass
@@ -425,11 +427,23 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
                                      required)))
         due[report.name] = (set(missing), again)
     futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
+    # Every run ends within its seeds × timeout on whatever machine runs it; a worker that never answers (or
+    # whose answer Dask cannot send back) does not hold the build longer than all the runs one after another.
+    waited = timeout * sum(len(job.seeds) for _, job in jobs) + EXECUTOR_GRACE
+    deadline = time.monotonic() + waited
     # Runs again, compared once every job is in: (report, seed, report data, the seeds before it in its job). The
     # course seed's first run is stored only once its second agrees, so that a build that fails on it fails again.
     repeats, held = [], []
     for report, job, future in futures:
-        result = future.result() if future else run_job(job)
+        try:
+            result = future.result(timeout=max(0.0, deadline - time.monotonic())) if future else run_job(job)
+        except TimeoutError:
+            for *_, other in futures:
+                if other is not None:
+                    other.cancel()
+            raise BuildError(f"experiment {report.name}: no answer from the executor after {waited:g} s, the "
+                             f"time limit of every run one after another (a worker that never returns?)",
+                             report.path) from None
         if result["failure"]:
             for *_, other in futures:  # what has not started yet need not
                 if other is not None:

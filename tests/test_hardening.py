@@ -989,7 +989,7 @@ def test_check_refuses_every_script_handler_and_address_the_engine_did_not_write
     (["--check-only", "--refresh", "tiny"], "--check-only cannot be used with --refresh"),
     *[(["--executor", spec], "argument --executor: expected local, dask:local, dask:tcp://HOST:PORT or "
                              "dask:tls://HOST:PORT")
-      for spec in ("dask:", "dask:tcp://", "dask:tls://…", "dask:local:extra", "dask:ws://h:1", "dask:inproc://x",
+      for spec in ("spark", "dask:", "dask:tcp://", "dask:tls://…", "dask:local:extra", "dask:ws://h:1", "dask:inproc://x",
                    "dask:tcp://h:99999", "dask:tcp://h:1/path", "tcp://h:1", "dask:ucx://h:1")],
 ])
 def test_options_that_cannot_hold_are_a_usage_line_before_anything_runs(tmp_path, capsys, args, message):

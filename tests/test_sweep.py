@@ -290,10 +290,6 @@ def test_the_builds_own_dask_cluster_takes_no_tasks_from_others_and_serves_no_da
             Client(address, timeout="3s")
 
 
-def test_an_unknown_executor_is_a_one_line_error(tiny):
-    assert "expected local, dask:local or dask:ADDRESS" in one_line_error(build(tiny, "--executor", "spark"))
-
-
 @pytest.mark.slow
 def test_a_hung_experiment_is_stopped_at_its_time_limit(tmp_path):
     hang = TINY_EXPERIMENT.replace("    rng = np.random.default_rng(seed)\n",

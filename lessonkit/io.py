@@ -3,10 +3,16 @@ the JSON cache file that is a miss when unreadable. Standard library only: the n
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
+
+# Bytes any one file of a course may hold: every input is read whole, and a 2 GB results/*.json, static file
+# or .bib ended the build in a MemoryError.
+INPUT_LIMIT = 64 * 2**20
 
 
 def digest(*parts, length: int = 24) -> str:
@@ -34,6 +40,24 @@ def files_digest(*paths: Path, skip=lambda name: False, length: int = 24) -> str
         for p in files:
             h.update(str(p.relative_to(top.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:length]
+
+
+class Refused(OSError):
+    """A course file read_input will not read: not a regular file, or larger than its limit."""
+
+
+def read_input(path: Path, limit: int = INPUT_LIMIT) -> bytes:
+    """A course file, whole, within bounds: a regular file (a FIFO would block the build, a device never end) of
+    at most `limit` bytes, checked before reading and while (it may grow). Refused (an OSError) saying why."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(errno.EINVAL, "not a regular file (a FIFO, a socket or a device?)")
+        data = f.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:
+            raise Refused(errno.EFBIG, f"larger than {limit // 2**20} MiB, the most the build reads of one file")
+        return data
 
 
 def refuse_links_out(root: Path, *names: str) -> None:

@@ -941,6 +941,40 @@ def test_nothing_in_the_course_folder_is_unpickled_or_run_as_a_compiled_template
     assert not marker.exists()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+@pytest.mark.parametrize("rel, starts", [
+    ("results/tiny.json", "results/tiny.json: cannot read the frozen results ("),
+    ("templates/static/big.bin", "templates/static/big.bin: "),
+    ("content/references.bib", "content/references.bib: "),
+    ("content/zh/page.md", "content/zh/page.md: "),
+    ("templates/page.html", "templates/page.html: "),
+    ("experiments/helper.py", "experiments/helper.py: "),
+])
+def test_every_input_is_read_within_bounds(built, rel, starts, kind):
+    """A 2 GB results/*.json, static file or .bib ended in a MemoryError, and a FIFO would block the build for
+    ever. Every course file is read through one bounded read: a regular file of at most 64 MiB."""
+    root, before = built
+    path = root / rel
+    if rel == "results/tiny.json":
+        assert build(root, "--freeze").returncode == 0
+        before = snapshot(root / "site")
+    if rel == "experiments/helper.py":
+        edit(root / "experiments/tiny.py", "import harness\n", "import harness\nimport helper  # noqa\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        with path.open("wb") as f:
+            f.truncate(2 * 2**30)  # sparse: 2 GB that take no disk
+    message = ("is a special file, not a page" if rel.endswith(".md") else "not a regular file (a FIFO") \
+        if kind == "fifo" else "larger than 64 MiB, the most the build reads"
+    result = build(root)
+    fails_in_one_line(result, starts, message)
+    assert snapshot(root / "site") == before
+
+
 def test_check_refuses_every_script_handler_and_address_the_engine_did_not_write(built):
     """A course's templates, static files and styles are its code: --check allows the engine's own scripts,
     by place and by bytes, and nothing else that a browser would run (an allowlist, so a spelling of

@@ -354,3 +354,27 @@ def test_the_bibliographys_ids_are_reserved_and_a_page_may_link_to_an_entry(tmp_
     assert 'href="#ref-adams2019"' in (root / "site/en/page.html").read_text("utf-8")
     edit_both(root, lambda text: text + "\n## References {#references}\n")
     fails(root, "id 'references' is reserved for the page's own elements")
+
+
+
+@pytest.mark.parametrize("doublings, tail, expected", [
+    (19, "", "@string 's14' expands to more than 100,000 characters"),
+    (13, "@misc{big, title = s13 # s13, author = {A}, year = 2020}\n",
+     "entry 'big' expands to more than 100,000 characters"),
+])
+def test_strings_that_double_are_refused_before_they_fill_the_memory(tmp_path, doublings, tail, expected):
+    """A 1.5 KB file of @strings, each two of the one before, expanded to 10 GB (MemoryError)."""
+    bib = BIB.rstrip("\n") + '\n@string{s0 = "xxxxxxxxxx"}\n' + "".join(
+        f"@string{{s{i} = s{i - 1} # s{i - 1}}}\n" for i in range(1, doublings + 1)) + tail
+    where = "@string{s14 " if "@string" in expected else "@misc{big"
+    line = next(n for n, text in enumerate(bib.splitlines(), 1) if text.startswith(where))
+    fails(cited_course(tmp_path / "c", bib), f"content/references.bib:{line}: {expected}")
+
+
+def test_a_style_that_is_a_fifo_is_named_as_one_not_missing(tmp_path):
+    import os
+
+    root = with_style(cited_course(tmp_path / "c"), PLAIN_CSL.format(names=""), "citation_style: styles/plain.csl\n")
+    (root / "content/styles/plain.csl").unlink()
+    os.mkfifo(root / "content/styles/plain.csl")
+    fails(root, "content/site.yaml:8: citation_style: content/styles/plain.csl is not a regular file (a FIFO")

@@ -165,6 +165,9 @@ def _check_citation_style(value, config, ctx):
         if not isinstance(style, str) or not style.endswith(".csl") or not slug_ok(style.removesuffix(".csl")):
             raise BuildError(f"{what}, got {style!r}", *ctx.at("citation_style"))
         path = ctx.root / "content" / style  # in content/: an input, watched and fingerprinted like the pages
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise BuildError(f"citation_style: content/{style} is not a regular file (a FIFO, a socket or a "
+                             f"device?)", *ctx.at("citation_style"))
         if not path.is_file() or not path.resolve().is_relative_to(ctx.root.resolve()):
             raise BuildError(f"citation_style: no file content/{style}", *ctx.at("citation_style"))
     return value

@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from lessonkit.errors import BuildError
+from lessonkit.io import INPUT_LIMIT
 from lessonkit.load import theme
 
 THEME = "theme/"
@@ -32,6 +33,14 @@ class Loader(jinja2.FileSystemLoader):
     def get_source(self, environment, template):
         # "theme/NAME" is the default theme's NAME even where the course has its own: a course's page.html
         # may extend the theme's ({% extends "theme/page.html" %}) and override a block or two.
+        for folder in [] if template.startswith(THEME) else self.searchpath:
+            candidate = Path(folder, template)
+            if candidate.exists():  # Jinja would open a FIFO and wait, or read 2 GB whole
+                if not candidate.is_file() or candidate.stat().st_size > INPUT_LIMIT:
+                    raise BuildError("not a regular file (a FIFO, a socket or a device?)" if not candidate.is_file()
+                                     else f"larger than {INPUT_LIMIT // 2**20} MiB, the most the build reads of one "
+                                     f"file", theme.shown(self.tops[0], candidate))
+                break
         if template.startswith(THEME):
             source, filename, uptodate = self.default.get_source(environment, template.removeprefix(THEME))
         else:

@@ -7,12 +7,13 @@ import difflib
 import html
 import json
 import re
+from io import BytesIO
 from pathlib import Path
 from urllib.parse import quote
 
 from lessonkit.errors import BuildError
 from lessonkit.load.content import MISSING, load_data, safe_url
-from lessonkit.load.texts import line_of_key, read_text
+from lessonkit.load.texts import line_of_key, read_bytes, read_text
 
 BIB = "content/references.bib"
 YAML = "content/references.yaml"
@@ -129,19 +130,25 @@ def _from_bib(root: Path, read: set):
     path = root / BIB
     if not path.exists():
         return
-    if not path.is_file():
+    if path.is_dir():
         raise BuildError("is a folder, not a BibTeX file", BIB)
     text = read_text(path, BIB)
     read.add(path)
     import pybtex.errors
-    from pybtex.database import parse_string
     from pybtex.exceptions import PybtexError
     from pybtex.scanner import PybtexSyntaxError
 
     pybtex.errors.set_strict_mode(True)  # a mistake is an error, never a warning and a guess
     entries = _entries(text)
     try:
-        data = parse_string(text, "bibtex")
+        data = _bounded_parser()().parse_string(text)
+    except _TooLong as exc:
+        name = exc.args[0]
+        at = re.search(r"@\s*string\s*[{(]\s*" + re.escape(name) + r"\s*=", text, re.I) if exc.args[1] else None
+        found = [n for key, n, _ in entries if key.lower() == name.lower()]
+        line = text[:at.start()].count("\n") + 1 if at else (found[0] if found else None)
+        raise BuildError(f"{'@string ' if exc.args[1] else 'entry '}{name!r} expands to more than "
+                         f"{MAX_BIB_VALUE:,} characters (strings joined with # again and again?)", BIB, line) from None
     except PybtexSyntaxError as exc:
         raise BuildError(f"{_bare(exc)}{_inside(text, exc)}", BIB, exc.lineno) from None
     except PybtexError as exc:  # a repeated entry or field, a name it cannot read: the parser knows no line
@@ -160,6 +167,43 @@ def _from_bib(root: Path, read: set):
     for key, entry in data.entries.items():
         at = (BIB, lines.get(key.lower()))
         yield key, _csl(key, entry, at, latex), at
+
+
+MAX_BIB_VALUE = 100_000  # characters a field or @string may expand to: 1.5 KB of @strings that double made 10 GB
+
+
+class _TooLong(Exception):
+    """(name, whether it is an @string): a value that would expand beyond MAX_BIB_VALUE."""
+
+
+def _bounded_parser():
+    """pybtex's BibTeX parser, refusing a value longer than MAX_BIB_VALUE before it is joined."""
+    from pybtex.database.input.bibtex import Parser
+    from pybtex.utils import CaseInsensitiveDict
+
+    class Macros(CaseInsensitiveDict):
+        def __setitem__(self, name, value):  # an @string, joined from at most two of this size
+            if len(value) > MAX_BIB_VALUE:
+                raise _TooLong(name, True)
+            super().__setitem__(name, value)
+
+    class Bounded(Parser):
+        def __init__(self):
+            super().__init__()
+            self.macros = Macros(self.macros)
+
+        def process_entry(self, entry_type, key, fields):
+            for _, parts in fields:
+                if sum(map(len, parts)) > MAX_BIB_VALUE:
+                    raise _TooLong(key or "", False)
+            super().process_entry(entry_type, key, fields)
+
+        def process_preamble(self, value_list):
+            if sum(map(len, value_list)) > MAX_BIB_VALUE:
+                raise _TooLong("@preamble", False)
+            super().process_preamble(value_list)
+
+    return Bounded
 
 
 def _entries(text: str) -> list[tuple[str, int, str]]:
@@ -331,7 +375,9 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
     from citeproc.source.json import CiteProcJSON
 
     try:
-        csl = CitationStylesStyle(str(style), locale=locale, validate=False)
+        # A course's style is read as its other files are (bounded, a regular file); the default is citeproc-py's.
+        csl = CitationStylesStyle(BytesIO(read_bytes(style, shown)) if isinstance(style, Path) else style,
+                                  locale=locale, validate=False)
         _escape_style(csl)
         if not csl.has_bibliography():
             raise BuildError("this citation style has no bibliography layout", shown)

@@ -14,8 +14,8 @@ PAGE_KEYS = {"title", "description", "translated_from"}
 
 
 def read_text(path: Path, shown: Path | str) -> str:
-    """UTF-8 (a BOM is allowed), with CRLF and CR turned into LF."""
-    data = path.read_bytes()
+    """UTF-8 (a BOM is allowed), with CRLF and CR turned into LF; read within io.read_input's bounds."""
+    data = read_bytes(path, shown)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -24,6 +24,14 @@ def read_text(path: Path, shown: Path | str) -> str:
     if "\x00" in text:  # the engine marks its own slots with NUL: no course text may carry one
         raise BuildError("contains a NUL character", shown, text[: text.index("\x00")].count("\n") + 1)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_bytes(path: Path, shown: Path | str) -> bytes:
+    """A course file's bytes, or a one-line error when it is not a regular file or is too large to read."""
+    try:
+        return io.read_input(path)
+    except io.Refused as exc:
+        raise BuildError(exc.strerror, shown) from None
 
 
 def _no_nul(data, shown, line: int):

@@ -44,7 +44,8 @@ def listing(root: Path, sub: str) -> dict[str, Path]:
     for folder in reversed(folders(root)):
         base = folder / sub
         for p in sorted(base.rglob("*")):
-            if p.is_file() and not any(skipped(x) for x in p.relative_to(base).parts):
+            # (a FIFO or a device is listed, for its reader to refuse, not skipped without a word)
+            if p.exists() and not p.is_dir() and not any(skipped(x) for x in p.relative_to(base).parts):
                 out[p.relative_to(base).as_posix()] = p
     return dict(sorted(out.items()))
 

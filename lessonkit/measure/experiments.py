@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.io import remove_tree, write_cache
+from lessonkit.io import Refused, read_input, remove_tree, write_cache
 from lessonkit.measure import frozen, provenance, sandbox
 from lessonkit.versions import numeric_env, package_version
 
@@ -100,9 +100,19 @@ def _imports(text: str, folder: Path) -> dict[str, int]:
             continue
         for module in modules:
             name = module.split(".")[0]
-            if (folder / f"{name}.py").is_file():
+            if (folder / f"{name}.py").exists() and not (folder / f"{name}.py").is_dir():  # a FIFO is refused
                 found[name] = min(found.get(name, node.lineno), node.lineno)
     return found
+
+
+def source_text(path: Path) -> str:
+    """An experiment's or a helper's source, read within io.read_input's bounds (not a FIFO, not 2 GB)."""
+    try:
+        return read_input(path).decode("utf-8")
+    except Refused as exc:
+        raise BuildError(exc.strerror, f"experiments/{path.name}") from None
+    except UnicodeDecodeError as exc:
+        raise BuildError(f"not UTF-8 (byte {exc.start})", f"experiments/{path.name}") from None
 
 
 def local_sources(path: Path) -> list[Path]:
@@ -123,7 +133,7 @@ def local_sources(path: Path) -> list[Path]:
                              f"it would be published with the experiment: refused", f"experiments/{importer.name}",
                              line)
         seen.append(p)
-        for name, at in _imports(p.read_text("utf-8"), p.parent).items():
+        for name, at in _imports(source_text(p), p.parent).items():
             todo.append((p.parent / f"{name}.py", p, at))
     return sorted(seen)
 
@@ -132,7 +142,7 @@ def code_hash(path: Path) -> str:
     """The experiment's code: its file and the sibling modules it imports (shown as provenance)."""
     h = hashlib.sha256()
     for src in local_sources(path):
-        h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
+        h.update(src.name.encode() + b"\0" + source_text(src).encode() + b"\0")
     return h.hexdigest()[:12]
 
 
@@ -414,7 +424,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
     for report, path, missing, again in plans:
         if not missing and not again:
             continue
-        sources = {p.name: p.read_text("utf-8") for p in local_sources(path)}
+        sources = {p.name: source_text(p) for p in local_sources(path)}
         sources["runner.py"] = RUNNER.read_text("utf-8")
         sources["criteria.py"] = CRITERIA.read_text("utf-8")  # the harness judges with the build's evaluator
         if missing:

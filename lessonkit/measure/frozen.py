@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.io import write_atomic
+from lessonkit.io import read_input, write_atomic
 from lessonkit.versions import package_version
 
 FOLDER = "results"
@@ -78,7 +78,7 @@ def read(root: Path, name: str) -> Frozen | None:
     path = path_of(root, name)
     rel = path.relative_to(root)
     try:
-        text = path.read_text("utf-8")
+        text = read_input(path).decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:

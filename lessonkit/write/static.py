@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lessonkit.errors import BuildError
 from lessonkit.load import theme
+from lessonkit.load.texts import read_bytes, read_text
 from lessonkit.write import mathfont
 
 
@@ -24,11 +25,9 @@ def static_files(root: Path, math: set[str], cache: Path) -> dict[str, bytes]:
         if rel == mathfont.SOURCE:
             rel, data = mathfont.PUBLISHED, mathfont.published(p, math, cache, shown)
         elif p.suffix == ".css":
-            from lessonkit.load.texts import read_text
-
             data = compact_css(read_text(p, shown)).encode("utf-8")
         else:
-            data = p.read_bytes()
+            data = read_bytes(p, shown)
         files[f"static/{rel}"] = data
     return files
 

@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from lessonkit.load.content import LIMITS  # noqa: E402
 from lessonkit.measure import experiments, sandbox  # noqa: E402
 from lessonkit.versions import numeric_env  # noqa: E402
 
@@ -45,7 +46,7 @@ def job_for(name: str, source: str | None = None) -> experiments.Job:
         sources |= {p.name: p.read_text("utf-8") for p in experiments.local_sources(path)}
     else:
         sources[f"{name}.py"] = source
-    return experiments.Job(name, f"{name}.py", sources, [0], 120.0, numeric_env())
+    return experiments.Job(name, f"{name}.py", sources, [0], 120.0, LIMITS, numeric_env())
 
 
 def median_seconds(job: experiments.Job, runs: int) -> float:

@@ -67,7 +67,7 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
     from lessonkit.measure import experiments
 
     runner = runner or (lambda root_, config, seeds: experiments.run_all(
-        root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"],
+        root_, config["experiments"], seeds, root_ / ".cache" / "experiments", timeout=config["experiment_timeout"], limits=config["limits"],
         twice=True, require_isolation=strict))
     problems: list[str] = []
     if not (site / MANIFEST).is_file():

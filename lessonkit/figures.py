@@ -73,7 +73,7 @@ def _key(figures_dir: Path, figure_id: str, lang: str, data: str) -> str:
 
 
 def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], values: dict, sweeps: dict, *,
-             timeout: float, force: bool = False, warn=print, require_isolation: bool) -> tuple[dict, dict]:
+             timeout: float, limits: dict, force: bool = False, warn=print, require_isolation: bool) -> tuple[dict, dict]:
     """Every wanted (figure id, language) as SVG bytes, and the value keys its recipe read: from the cache, or
     drawn by one worker process. sweeps: each value's list over the seeds.
 
@@ -111,7 +111,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
                                    "from lessonkit.figures import worker; worker()",
              str(work / "job.json"), str(progress)],
-            work, progress, work / "log.txt", timeout, len(items), {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
+            work, progress, work / "log.txt", timeout, len(items), limits, {"MPLBACKEND": "svg", "MPLCONFIGDIR": str(work / "mpl")},
             readable=(package, figures_dir))
         done, failure = {}, None
         recipes = sorted({f"figures/{fid.partition('.')[0]}.py" for fid, _, _ in missing})
@@ -146,6 +146,9 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         pending = next(((fid, lang) for i, (fid, lang, _) in enumerate(missing) if i not in done), None)
         if pending:
             what = f"figure {pending[0]!r} ({pending[1]})"
+            if outcome["limit"]:
+                raise BuildError(f"{what}: the recipe's process {sandbox.over_limit(outcome['limit'], limits)}",
+                                 f"figures/{pending[0].partition('.')[0]}.py")
             if outcome["timed_out"]:
                 raise BuildError(f"{what} timed out: no SVG after {timeout:g} s (content/site.yaml: "
                                  f"experiment_timeout)", f"figures/{pending[0].partition('.')[0]}.py")

@@ -278,6 +278,7 @@ def draw(course, pages: list, measured, options: Options, say) -> dict:
             wanted.setdefault((fid, built.lang), (built.page.path, line))
     drawn, read = figures.draw_all(course.root, course.cache / "figures", wanted, measured.numbers(),
                                    measured.over_seeds(), timeout=course.site.config["experiment_timeout"],
+                                   limits=course.site.config["limits"],
                                    force=options.force, warn=say, require_isolation=options.strict)
     errors = []
     for built in pages:
@@ -365,7 +366,8 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
                                # runs, and the check is what does not trust them
                                executor=lambda: executors.executor("local" if twice else options.executor,
                                                                    options.jobs),
-                               timeout=config["experiment_timeout"], progress=say, twice=twice, policy=policy,
+                               timeout=config["experiment_timeout"], limits=config["limits"], progress=say,
+                               twice=twice, policy=policy,
                                require_isolation=options.strict)
 
 

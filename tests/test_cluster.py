@@ -17,6 +17,8 @@ import psutil
 import pytest
 from conftest import make_course, run_build, snapshot
 
+from lessonkit.load.content import LIMITS
+
 DASK = Path(sys.executable).with_name("dask")
 
 
@@ -235,7 +237,7 @@ def test_an_executor_that_never_answers_ends_the_build_in_one_line(tmp_path):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(experiments, "EXECUTOR_GRACE", 0.5)
         with pytest.raises(BuildError) as raised:
-            experiments.run_all(root, ["tiny"], [0, 1], root / ".cache" / "experiments", timeout=0.5,
+            experiments.run_all(root, ["tiny"], [0, 1], root / ".cache" / "experiments", timeout=0.5, limits=LIMITS,
                                 executor=lambda: nullcontext((Silent(), 2)), require_isolation=False)
     assert time.monotonic() - start < 10
     assert "experiment tiny: no answer from the executor after" in str(raised.value)

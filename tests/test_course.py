@@ -18,6 +18,7 @@ import yaml
 from conftest import ROOT, measured, moved_texts, run_build
 
 from lessonkit import markup
+from lessonkit.load.content import LIMITS
 
 CONFIG = yaml.safe_load((ROOT / "content" / "site.yaml").read_text("utf-8"))
 EXPERIMENTS = CONFIG.get("experiments", [])
@@ -103,7 +104,8 @@ def test_the_standalone_run_and_the_build_judge_every_claim_alike(name, site):
     from lessonkit.measure import claims, experiments
 
     seeds = json.loads((site / "lessonkit.json").read_text("utf-8"))["seeds"]
-    reports = experiments.run_all(ROOT, [name], seeds, ROOT / ".cache" / "experiments", require_isolation=True)  # the site's runs
+    reports = experiments.run_all(ROOT, [name], seeds, ROOT / ".cache" / "experiments", limits=LIMITS,
+                                  require_isolation=True)  # the site's runs
     judged = {k: c for k, c in claims.collect(reports).claims.items() if not claims.uses_sweep(c.criterion)}
     tried = sorted({seeds[1], *(c.failed_seeds[0] for c in judged.values() if c.failed_seeds)})
     for seed in tried:

@@ -941,6 +941,55 @@ def test_nothing_in_the_course_folder_is_unpickled_or_run_as_a_compiled_template
     assert not marker.exists()
 
 
+FORK_BOMB = """    import os, time
+    for _ in range(64):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+"""
+FILL_SCRATCH = """    for i in range(200):
+        with open(f"fill-{i}.bin", "wb") as f:
+            f.write(b"x" * 2**20)
+"""
+FILL_TMP = """    for i in range(200):
+        with open(f"/tmp/fill-{i}.bin", "wb") as f:
+            f.write(b"x" * 2**20)
+"""
+BIG_ARRAY = """    np.ones(2**31)  # 16 GiB
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code, message", [
+    (FORK_BOMB, "started more than 16 processes at once, the run's limit (content/site.yaml: limits: processes)"),
+    (FILL_SCRATCH, "wrote more than 64 MiB into its scratch folder, the run's limit (content/site.yaml: limits: "
+                   "disk_mb)"),
+    (FILL_TMP, "No space left on device"),
+    (BIG_ARRAY, "(ran out of its 1024 MiB of memory, the run's limit (content/site.yaml: limits: memory_mb))"),
+], ids=["processes", "scratch", "tmp", "memory"])
+def test_a_run_is_held_to_the_courses_limits(built, code, message):
+    """There was no memory, process or disk limit on a run: 3 GB, 300 processes and 512 MiB each into scratch,
+    /tmp and /dev/shm were all allowed. The sandbox holds a run to site.yaml's limits, and the error names it."""
+    root, before = built
+    edit(root / "experiments/tiny.py", "    rng = np.random.default_rng(seed)\n", code + "    rng = np.random.default_rng(seed)\n")
+    edit(root / "content/site.yaml", "pages:", "limits: {memory_mb: 1024, processes: 16, disk_mb: 64}\npages:")
+    started = time.monotonic()
+    line = fails_in_one_line(build(root), "experiments/tiny.py", "experiment tiny failed (seed 0")
+    assert message in line, line
+    assert time.monotonic() - started < 60
+    assert snapshot(root / "site") == before
+
+
+@pytest.mark.parametrize("value, message", [
+    ("limits: {memory: 10}", "limits: unknown key 'memory': expected memory_mb, processes, disk_mb"),
+    ("limits: {processes: 0}", "limits: processes: expected a whole number from 1 to 1,048,576, got 0"),
+    ("limits: 5", "limits: expected a mapping of memory_mb, processes, disk_mb, got 5"),
+])
+def test_limits_that_are_not_limits_are_refused_at_their_line(tmp_path, value, message):
+    root = make_course(tmp_path / "c", config=value + "\n")
+    fails_in_one_line(build(root), "content/site.yaml:", message)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "huge"])
 @pytest.mark.parametrize("rel, starts", [

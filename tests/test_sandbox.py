@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TINY_EXPERIMENT, TINY_FIGURE, make_course, with_figure
 
+from lessonkit.load.content import LIMITS
 from lessonkit.measure import sandbox
 
 
@@ -306,7 +307,7 @@ def test_a_strict_job_refuses_to_run_where_its_worker_cannot_isolate_it(tmp_path
                "criteria.py": experiments.CRITERIA.read_text("utf-8"),
                "harness.py": (ROOT / "lessonkit" / "harness.py").read_text("utf-8")}
     _without_bubblewrap(monkeypatch)
-    result = experiments.run_job(experiments.Job("x", "x.py", sources, [0], 10.0, {}, False, True))
+    result = experiments.run_job(experiments.Job("x", "x.py", sources, [0], 10.0, LIMITS, {}, False, True))
     assert result["failure"] and "which --strict refuses" in result["failure"]["message"] and not marker.exists()
     assert result["failure"]["seed"] == 0 and not result["reports"]
 

@@ -118,6 +118,22 @@ def _check_timeout(value, config, ctx):
     return value
 
 
+LIMITS = {"memory_mb": 4096, "processes": 256, "disk_mb": 1024}
+
+
+def _check_limits(value, config, ctx):
+    """What one run of author code may use: a mapping of some of LIMITS' keys to whole numbers ≥ 1."""
+    if not isinstance(value, dict) or set(value) - set(LIMITS):
+        unknown = sorted(set(value) - set(LIMITS)) if isinstance(value, dict) else None
+        raise BuildError(f"limits: unknown key {unknown[0]!r}: expected {', '.join(LIMITS)}" if unknown else
+                         f"limits: expected a mapping of {', '.join(LIMITS)}, got {value!r}", *ctx.at("limits"))
+    for key, number in value.items():
+        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 2**20:
+            raise BuildError(f"limits: {key}: expected a whole number from 1 to {2**20:,}, got {number!r}",
+                             *ctx.at("limits"))
+    return {**LIMITS, **value}
+
+
 def _check_experiments(value, config, ctx):
     for name in _names(value, "experiments", ctx.at("experiments")):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -201,6 +217,9 @@ SITE = (
         _whole("seeds", 1, MAX_SEEDS)),
     Key("experiment_timeout", 120, "the time limit per experiment run and per figure, in seconds (default 120)",
         _check_timeout),
+    Key("limits", dict(LIMITS), "what one experiment run or figure worker may use: `memory_mb` of memory "
+        "(default 4096), `processes` at once (256), `disk_mb` in its scratch folder, /tmp and /dev/shm each, "
+        "and in any one file (1024)", _check_limits),
     Key("experiments", [], "the experiments the pages use: files in `experiments/`, without `.py`",
         _check_experiments),
     Key("citation_style", MISSING, "the CSL style of the sources in the audit and the bibliography: a `.csl` "

@@ -68,6 +68,7 @@ class Job:
     sources: dict  # file name -> text: the experiment, the modules it imports, the runner
     seeds: list
     timeout: float
+    limits: dict  # site.yaml's limits: memory_mb, processes, disk_mb
     env: dict = field(default_factory=dict)
     twin: bool = False  # its last seed is the course seed run again, to compare with its first run
     isolated_only: bool = False  # --strict: where it runs (a Dask worker too) must isolate it, or it does not run
@@ -212,7 +213,8 @@ def run_job(job: Job) -> dict:
         reports_file.touch()
         outcome = sandbox.supervise([sys.executable, str(work / "runner.py"), str(work / job.entry),
                                      str(reports_file), *map(str, job.seeds)],
-                                    work, reports_file, log_file, job.timeout, len(job.seeds), job.env)
+                                    work, reports_file, log_file, job.timeout, len(job.seeds), job.limits,
+                                    job.env)
         reports, failure = [], None
         isolated = outcome["isolated"]
         try:
@@ -235,7 +237,9 @@ def run_job(job: Job) -> dict:
                 reports.append(item["report"])
         done = {r.get("seed") for r in reports}
         pending = next((s for s in job.seeds if s not in done), None)
-        if failure is None and outcome["timed_out"]:
+        if outcome["limit"]:  # what the run wrote last may be the effect, not the cause
+            failure = {"message": sandbox.over_limit(outcome["limit"], job.limits), "seed": pending, "limit": True}
+        elif failure is None and outcome["timed_out"]:
             failure = {"message": "timed out", "seed": pending, "timeout": True}
         elif failure is None and pending is not None:
             failure = {"message": sandbox.ended_early(outcome, f"reporting seed {pending}"), "seed": pending}
@@ -298,7 +302,7 @@ def runner_hash() -> str:
 
 
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
-            executor=None, timeout: float = 120.0, progress=lambda msg: None, twice: bool = False,
+            executor=None, timeout: float = 120.0, limits: dict, progress=lambda msg: None, twice: bool = False,
             policy: frozen.Policy | None = None, require_isolation: bool) -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
@@ -345,7 +349,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
         plans.append((report, path, missing, again))
     if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
-            _run_missing(plans, cache_dir, pool, workers, timeout, progress, require_isolation)
+            _run_missing(plans, cache_dir, pool, workers, timeout, limits, progress, require_isolation)
     for report, *_ in plans:
         _verified(report, progress)
     return [report for report, *_ in plans]
@@ -418,7 +422,8 @@ def _verified(report: Report, progress) -> None:
              f"{checked}{extra}")
 
 
-def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, progress, required: bool) -> None:
+def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, limits: dict, progress,
+                 required: bool) -> None:
     sandbox.check(progress, required=required)
     jobs, due = [], {}
     for report, path, missing, again in plans:
@@ -433,7 +438,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, pro
             what = "verifying" if checking and len(checking) == len(missing) else "running"
             progress(f"{what} {report.path} ({shown})")
         for chunk, twin in _jobs(missing, report.seeds, again, workers):
-            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, numeric_env(), twin,
+            jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, limits, numeric_env(), twin,
                                      required)))
         due[report.name] = (set(missing), again)
     futures = [(report, job, pool.submit(run_job, job) if pool else None) for report, job in jobs]
@@ -517,7 +522,9 @@ def _failure(report: Report, job: Job, result: dict) -> BuildError:
     if failure.get("timeout"):
         message = f"experiment {report.name} timed out{where}: no result after {job.timeout:g} s " \
                   f"(content/site.yaml: experiment_timeout)"
-    elif not failure.get("line"):
+    elif "MemoryError" in failure["message"] and not failure.get("limit"):
+        message += f" ({sandbox.over_limit('memory_mb', job.limits)})"
+    elif not failure.get("line") and not failure.get("limit"):
         last = [ln for ln in result["log"].splitlines() if ln.strip()]
         if last and failure["message"] not in last[-1]:  # (no control characters reach the terminal)
             message += "; last output: " + re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "?", last[-1].strip()[:200])

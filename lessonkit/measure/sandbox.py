@@ -90,10 +90,12 @@ _UNPRIVILEGED = ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "
                  "--disable-userns"]
 
 
-def _jail(scratch: Path, readable: list[Path]) -> list[str]:
-    """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else."""
+def _jail(scratch: Path, readable: list[Path], disk: int) -> list[str]:
+    """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else; /tmp and
+    /dev/shm are tmpfs of `disk` bytes each."""
     args = [*_UNPRIVILEGED, "--die-with-parent", "--new-session", "--clearenv",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            "--proc", "/proc", "--dev", "/dev", "--size", str(disk), "--tmpfs", "/dev/shm",
+            "--size", str(disk), "--tmpfs", "/tmp"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged /usr: /bin -> usr/bin
         path = Path("/") / name
         if path.is_symlink():
@@ -120,25 +122,31 @@ def _die_with_parent() -> None:  # without bubblewrap: the kernel ends the run w
         pass
 
 
-def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, steps: int,
+def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: float, steps: int, limits: dict,
               env: dict | None = None, readable: tuple = ()) -> dict:
-    """Run cmd in `cwd`, its scratch folder; {"returncode", "timed_out", "signal", "isolated"}.
+    """Run cmd in `cwd`, its scratch folder; {"returncode", "timed_out", "signal", "isolated", "limit"}.
     progress must exist; each line in it is a step done, and each of the `steps` gets `timeout` seconds.
     The code can write to progress itself: the run as a whole ends after steps × timeout whatever it wrote.
-    `readable`: folders it may read besides."""
+    `limits` (site.yaml's limits:): memory_mb of address space and disk_mb for any one file (rlimits, which
+    the kernel holds for root too), disk_mb for the scratch folder and for each of /tmp and /dev/shm (sized
+    tmpfs), and processes at once; "limit" names the one the run went over, when it is the build that stopped
+    it (a run out of memory gets a MemoryError of its own). `readable`: folders it may read besides."""
     environ = {**ONE_THREAD, **{k: v for k, v in os.environ.items() if ALLOWED_ENV.match(k)}, **(env or {}),
                "PATH": "/usr/bin:/bin", "HOME": str(cwd), "TMPDIR": str(cwd), "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONIOENCODING": "utf-8", "PYTHONNOUSERSITE": "1"}
     jail = bwrap()
+    disk = limits["disk_mb"] * 2**20
     if jail:
         sets = [a for k, v in sorted(environ.items()) for a in ("--setenv", k, v)]
-        cmd = [jail, *_jail(cwd, list(readable)), *sets, "--", *cmd]
+        cmd = [jail, *_jail(cwd, list(readable), disk), *sets, "--", *cmd]
+    if shutil.which("prlimit"):  # util-linux's: the limits are set before the sandbox starts, and inherited
+        cmd = [shutil.which("prlimit"), f"--as={limits['memory_mb'] * 2**20}", f"--fsize={disk}", "--", *cmd]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=environ, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, preexec_fn=None if jail else _die_with_parent)
         _RUNNING.add(proc)
-        timed_out, size, deadline = False, 0, time.monotonic() + timeout
+        timed_out, over, size, deadline = False, None, 0, time.monotonic() + timeout
         final = time.monotonic() + timeout * max(steps, 1)  # no file the code can write moves this one
         try:
             while True:
@@ -147,6 +155,12 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                     break
                 except subprocess.TimeoutExpired:
                     pass
+                if _processes(proc.pid, limits["processes"] + _OWN) > limits["processes"] + _OWN:
+                    over = "processes"
+                    break
+                if _disk_used(cwd, disk) > disk:
+                    over = "disk_mb"
+                    break
                 try:
                     grown = os.lstat(progress).st_size
                 except OSError:  # the code removed it: no more steps count, the time limit runs on
@@ -160,11 +174,58 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
             _kill(proc)
             proc.wait()
             _RUNNING.discard(proc)
+    if over is None and _disk_used(cwd, disk) > disk:  # (what it wrote in its last moments counts too)
+        over = "disk_mb"
     code = proc.returncode
     if jail and 128 < code < 128 + 65:  # bubblewrap reports a child ended by a signal as 128 + its number
         code = -(code - 128)
-    return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail),
-            "signal": signal.Signals(-code).name if code < 0 and not timed_out else None}
+    return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail), "limit": over,
+            "signal": signal.Signals(-code).name if code < 0 and not timed_out and not over else None}
+
+
+_OWN = 2  # processes of the sandbox's own: bubblewrap and the init of its process namespace
+
+
+def _processes(pid: int, most: int) -> int:
+    """The run's processes (pid and its descendants, from /proc), counted no further than most + 1."""
+    seen, todo = 0, [pid]
+    while todo and seen <= most:
+        here = todo.pop()
+        seen += 1
+        try:
+            for task in os.listdir(f"/proc/{here}/task"):
+                with open(f"/proc/{here}/task/{task}/children", "rb") as f:
+                    todo += map(int, f.read().split())
+        except (OSError, ValueError):  # it ended meanwhile, or the kernel does not list children
+            pass
+    return seen
+
+
+def _disk_used(folder: Path, most: int) -> int:
+    """Bytes the files below folder take on disk, counted no further than past most (or 100,000 entries)."""
+    total, todo, entries = 0, [folder], 0
+    while todo:
+        try:
+            with os.scandir(todo.pop()) as listing:
+                for entry in listing:
+                    entries += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if total > most or entries > 100_000:
+                        return most + 1
+        except OSError:
+            pass
+    return total
+
+
+def over_limit(limit: str, limits: dict) -> str:
+    """The message of a run the build stopped at one of its limits."""
+    what = {"processes": f"started more than {limits['processes']} processes at once",
+            "disk_mb": f"wrote more than {limits['disk_mb']} MiB into its scratch folder",
+            "memory_mb": f"ran out of its {limits['memory_mb']} MiB of memory"}[limit]
+    return f"{what}, the run's limit (content/site.yaml: limits: {limit})"
 
 
 _RUNNING: set = set()  # runs under way in this process, from any thread

@@ -990,6 +990,31 @@ def test_limits_that_are_not_limits_are_refused_at_their_line(tmp_path, value, m
     fails_in_one_line(build(root), "content/site.yaml:", message)
 
 
+@pytest.mark.parametrize("expression, message", [
+    ("sys.executable", "holds the build's Python environment of the building machine"),
+    ("os.environ['HOME']", "holds the scratch folders' place of the building machine"),
+    ("os.getcwd()", "holds the scratch folders' place of the building machine"),
+    ("str(os.path.exists('/proc/1/cmdline')) + socket.gethostname()", None),
+])
+def test_no_text_the_build_publishes_carries_the_builders_paths_or_host_name(built, expression, message):
+    """Inside the sandbox, /proc/1/cmdline and /proc/self/mountinfo showed the venv, the home folder and the
+    scratch path, and a claim text published them; so did the host name. The sandbox has no /proc and a host
+    name of its own, and a report's texts that still hold a path of the builder's are refused."""
+    root, before = built
+    edit(root / "experiments/tiny.py", '"en": "the spread is near 1"', f'"en": "the spread is near 1 " + ({expression})')
+    edit(root / "experiments/tiny.py", "import os\n", "import os\nimport socket\n")
+    result = build(root)
+    if message is None:
+        from lessonkit.measure import sandbox
+
+        assert result.returncode == 0, result.stderr
+        entry = (root / ".cache/experiments/tiny/seed-0.json").read_text("utf-8")
+        assert ("the spread is near 1 Falselessonkit" in entry) == sandbox.isolated(), entry
+        return
+    fails_in_one_line(result, "experiments/tiny.py: experiment tiny reports a text that", message)
+    assert snapshot(root / "site") == before
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "huge"])
 @pytest.mark.parametrize("rel, starts", [

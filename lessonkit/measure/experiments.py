@@ -449,6 +449,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
     # Runs again, compared once every job is in: (report, seed, report data, the seeds before it in its job). The
     # course seed's first run is stored only once its second agrees, so that a build that fails on it fails again.
     repeats, held = [], []
+    facts = builder_facts(report.file for report, _ in jobs)
     for report, job, future in futures:
         try:
             result = future.result(timeout=max(0.0, deadline - time.monotonic())) if future else run_job(job)
@@ -465,6 +466,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
                     other.cancel()
         missing, again = due[report.name]
         for i, data in enumerate(result["reports"]):
+            _no_builder_facts(report, data, facts)
             if data.get("name") != report.name:
                 raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
                                  report.path)
@@ -498,6 +500,43 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
             raise
     for report, seed, key, data in held:
         store(cache_dir, report.name, seed, key, data, progress)
+
+
+def builder_facts(paths) -> dict[str, str]:
+    """What of the building machine no published text may hold: its home folder, the course's and Python's
+    folders, the scratch folders' place and its host name (what each is, by the text). The sandbox hides most
+    of them (no /proc, its own host name, its own HOME); a run without it, or a worker, could read them."""
+    import os
+    import socket
+    import tempfile
+
+    found = {str(Path.home()): "the home folder", sys.prefix: "the build's Python environment",
+             sys.base_prefix: "the build's Python", os.path.join(tempfile.gettempdir(), sandbox.SCRATCH_PREFIX):
+             "the scratch folders' place", **{str(Path(p).resolve().parent.parent): "the course's folder"
+                                             for p in paths if p is not None}}
+    facts = {path: what for path, what in found.items() if len(path) >= 5 and path != "/usr"
+             and not path.startswith("/usr/")}  # (Debian's own Python says nothing of the builder)
+    host = socket.gethostname()
+    if len(host) >= 4 and host != "localhost":
+        facts[host] = "the host name"
+    return facts
+
+
+def _no_builder_facts(report: Report, data, facts: dict) -> None:
+    """A report's texts (values, claim texts) must not carry the building machine's paths or host name."""
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            todo += item
+        elif isinstance(item, str):
+            for fact, what in facts.items():
+                if fact in item:
+                    raise BuildError(f"experiment {report.name} reports a text that holds {what} of the building "
+                                     f"machine ({item[:60]!r}): what the build publishes may not carry the "
+                                     f"builder's paths or host name", report.path)
 
 
 def _same_twice(report: Report, seed: int, again: dict, after: list) -> None:

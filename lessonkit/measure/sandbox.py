@@ -1,7 +1,8 @@
 """Run author code (an experiment, figure recipes) in a sandbox, with a time limit.
 
 On Linux with bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak uses) the code runs in new
-namespaces: no network, its own process ids (it cannot signal the build), the system's programs and
+namespaces: no network, its own process ids (it cannot signal the build), no /proc (its command line and
+mounts would name the builder's folders), a host name of its own, the system's programs and
 libraries and the Python it runs on read-only, its scratch folder the only place it may write, and
 nothing else of the machine in view: not the course (the folders it must read come back read-only),
 not the build's staging folder, not /etc or anyone's home. It dies with the build. Without bubblewrap
@@ -93,8 +94,8 @@ _UNPRIVILEGED = ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "
 def _jail(scratch: Path, readable: list[Path], disk: int) -> list[str]:
     """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else; /tmp and
     /dev/shm are tmpfs of `disk` bytes each."""
-    args = [*_UNPRIVILEGED, "--die-with-parent", "--new-session", "--clearenv",
-            "--proc", "/proc", "--dev", "/dev", "--size", str(disk), "--tmpfs", "/dev/shm",
+    args = [*_UNPRIVILEGED, "--die-with-parent", "--new-session", "--clearenv", "--hostname", "lessonkit",
+            "--dev", "/dev", "--size", str(disk), "--tmpfs", "/dev/shm",
             "--size", str(disk), "--tmpfs", "/tmp"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged /usr: /bin -> usr/bin
         path = Path("/") / name

@@ -136,6 +136,23 @@ def test_writing_to_the_progress_file_does_not_beat_the_time_limit(built, progre
     assert snapshot(root / "site") == before
 
 
+def test_an_experiment_that_stops_its_sandboxs_init_costs_no_time_limit(built):
+    """Code that stopped its sandbox's init with ptrace, then ended, left a run that waited out its whole time
+    limit. (Only inside the sandbox, where init is its parent, pid 1: never the machine's own init.)"""
+    root, before = built
+    code = ("    import ctypes, os\n    if os.getppid() == 1 and os.getpid() != 1:\n"
+            "        ctypes.CDLL(None).ptrace(16, 1, 0, 0)  # PTRACE_ATTACH\n    os._exit(3)\n")
+    edit(root / "experiments/tiny.py", "    rng = np.random.default_rng(seed)\n", code + "    rng = np.random.default_rng(seed)\n")
+    edit(root / "content/site.yaml", "pages:", "experiment_timeout: 60\npages:")
+    started = time.monotonic()
+    line = fails_in_one_line(build(root), "experiments/tiny.py", "experiment tiny failed (seed 0): ended")
+    assert time.monotonic() - started < 20, line
+    from lessonkit.measure import sandbox
+
+    assert ("having stopped its sandbox's init (ptrace)" in line) == sandbox.isolated(), line
+    assert snapshot(root / "site") == before
+
+
 @pytest.mark.parametrize("code, message", [
     ("raise SystemExit(0)", "experiment tiny failed (seed 0): the experiment called exit(0)"),
     ("import os; os._exit(0)", "experiment tiny failed (seed 0): ended (exit status 0) before reporting seed 0"),

@@ -148,6 +148,7 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                                 start_new_session=True, preexec_fn=None if jail else _die_with_parent)
         _RUNNING.add(proc)
         timed_out, over, size, deadline = False, None, 0, time.monotonic() + timeout
+        unreaped, stopped = None, False  # since when the code has ended and its sandbox's init not reaped it
         final = time.monotonic() + timeout * max(steps, 1)  # no file the code can write moves this one
         try:
             while True:
@@ -156,9 +157,15 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                if _processes(proc.pid, limits["processes"] + _OWN) > limits["processes"] + _OWN:
+                count, alive = _processes(proc.pid, limits["processes"] + _OWN)
+                if count > limits["processes"] + _OWN:
                     over = "processes"
                     break
+                if jail:  # the code has ended, and its sandbox's init, which it stopped (ptrace), lives on
+                    unreaped = (unreaped or time.monotonic()) if count > alive and alive <= _OWN else None
+                    if unreaped and time.monotonic() - unreaped > 0.5:
+                        stopped = True
+                        break
                 if _disk_used(cwd, disk) > disk:
                     over = "disk_mb"
                     break
@@ -180,26 +187,29 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
     code = proc.returncode
     if jail and 128 < code < 128 + 65:  # bubblewrap reports a child ended by a signal as 128 + its number
         code = -(code - 128)
-    return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail), "limit": over,
-            "signal": signal.Signals(-code).name if code < 0 and not timed_out and not over else None}
+    return {"returncode": code, "timed_out": timed_out, "isolated": bool(jail), "limit": over, "stopped": stopped,
+            "signal": signal.Signals(-code).name if code < 0 and not (timed_out or over or stopped) else None}
 
 
 _OWN = 2  # processes of the sandbox's own: bubblewrap and the init of its process namespace
 
 
-def _processes(pid: int, most: int) -> int:
-    """The run's processes (pid and its descendants, from /proc), counted no further than most + 1."""
-    seen, todo = 0, [pid]
+def _processes(pid: int, most: int) -> tuple[int, int]:
+    """The run's processes (pid and its descendants, from /proc), counted no further than most + 1, and how
+    many of them are alive (not zombies)."""
+    seen, alive, todo = 0, 0, [pid]
     while todo and seen <= most:
         here = todo.pop()
         seen += 1
         try:
+            with open(f"/proc/{here}/stat", "rb") as f:
+                alive += f.read().rpartition(b")")[2].split()[0] != b"Z"
             for task in os.listdir(f"/proc/{here}/task"):
                 with open(f"/proc/{here}/task/{task}/children", "rb") as f:
                     todo += map(int, f.read().split())
-        except (OSError, ValueError):  # it ended meanwhile, or the kernel does not list children
+        except (OSError, ValueError, IndexError):  # it ended meanwhile, or the kernel does not list children
             pass
-    return seen
+    return seen, alive
 
 
 def _disk_used(folder: Path, most: int) -> int:
@@ -280,6 +290,8 @@ def stop_all() -> None:
 
 def ended_early(outcome: dict, what: str) -> str:
     """Why a run stopped before its last step, in words."""
+    if outcome.get("stopped"):
+        return f"ended before {what}, having stopped its sandbox's init (ptrace)"
     if outcome["signal"]:
         why = " (out of memory?)" if outcome["signal"] == "SIGKILL" else ""
         return f"killed by {outcome['signal']}{why}"

@@ -29,7 +29,7 @@ import traceback
 from pathlib import Path
 
 from lessonkit.errors import BuildError, raise_all
-from lessonkit.io import remove_tree
+from lessonkit.io import read_cache, remove_tree, write_cache
 
 # Sentinel colours the recipes draw with; swapped for CSS variables on save.
 INK = "#010203"
@@ -85,8 +85,9 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
     for fid, lang in wanted:
         path = cache_dir / f"{fid}.{lang}.{_key(figures_dir, fid, lang, data)}.svg"
         try:
-            svg, keys = (None, None) if force else (path.read_bytes(), json.loads(path.with_suffix(".json").read_text()))
-        except (OSError, ValueError):
+            svg, kept = (None, None) if force else (path.read_bytes(), read_cache(path.with_suffix(".json")))
+            keys = kept["read"] if kept["svg"] == hashlib.sha256(svg).hexdigest() else None
+        except (OSError, TypeError, KeyError):
             svg, keys = None, None
         if svg is not None and svg_size(svg) and _keys(keys):
             out[fid, lang], read[fid, lang] = svg, keys
@@ -243,8 +244,9 @@ def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, read: l
         cache_dir.mkdir(parents=True, exist_ok=True)
         for old in [*cache_dir.glob(f"{fid}.{lang}.*.svg"), *cache_dir.glob(f"{fid}.{lang}.*.json")]:
             old.unlink()
-        path.with_suffix(".json").write_text(json.dumps(read))
         path.write_bytes(svg)
+        if not write_cache(path.with_suffix(".json"), {"read": read, "svg": hashlib.sha256(svg).hexdigest()}):
+            raise OSError(0, "not writable")
     except OSError as exc:
         warn(f"warning: cannot write the figure cache ({exc.strerror}: {path}); figures are drawn again next time")
 

@@ -1,5 +1,5 @@
 """Files and hashes, one way each, for every stage: the digest, the digest of files, the atomic write, and
-the JSON cache file that is a miss when unreadable. Standard library only: the no-op check imports it."""
+the JSON cache file that is a miss when unreadable or not sealed by this user's builds. Standard library only: the no-op check imports it."""
 
 from __future__ import annotations
 
@@ -127,22 +127,72 @@ def write_atomic(path: Path, data: bytes, *, new: bool = False) -> None:
             os.unlink(tmp)
 
 
-def read_cache(path: Path, default=None):
-    """A JSON cache file's content, or default when it is missing or unreadable (a cache miss, never an error)."""
+_KEY: dict = {}  # this user's sealing key, read once per process
+
+
+def _seal_key() -> bytes:
+    """A secret of this user on this machine, kept outside every course (~/.cache/lessonkit/seal.key): a
+    course that arrives with a .cache/ made elsewhere, or written by hand, has no entry it accepts. Where
+    that folder cannot be written, a key of this process's own (caches then last one build)."""
+    if "key" not in _KEY:
+        key = os.urandom(32)
+        try:
+            base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lessonkit"
+            path = base / "seal.key"
+            try:
+                base.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(key)
+            except FileExistsError:
+                kept = read_input(path, 64)
+                key = kept if len(kept) == 32 else key
+        except (OSError, RuntimeError):  # no home, or one that cannot be written
+            pass
+        _KEY["key"] = key
+    return _KEY["key"]
+
+
+def _seal(body: bytes) -> bytes:
+    import hmac
+
+    return hmac.new(_seal_key(), body, hashlib.sha256).hexdigest().encode()
+
+
+def read_sealed(path: Path):
+    """(content, None) of a JSON cache file this user's builds wrote, else (None, why): "missing",
+    "unreadable" or "not sealed here" (made on another machine, or changed since it was written)."""
+    import hmac
+
     try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return default
+        seal, _, body = path.read_bytes().partition(b"\n")
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError:
+        return None, "unreadable"
+    if not hmac.compare_digest(seal, _seal(body)):
+        return None, "not sealed here"
+    try:
+        return json.loads(body.decode("utf-8")), None
+    except ValueError:
+        return None, "unreadable"
+
+
+def read_cache(path: Path, default=None):
+    """A JSON cache file's content, or default when it is missing, unreadable or not sealed by this user's
+    builds (a cache miss, never an error)."""
+    data, why = read_sealed(path)
+    return default if why else data
 
 
 def write_cache(path: Path, data) -> bool:
-    """Store a JSON cache file whole (a reader never sees half of one). False when it cannot be written,
-    e.g. in a read-only course: a cache only saves time, so the build goes on."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """Store a JSON cache file whole (a reader never sees half of one), sealed with this user's key. False
+    when it cannot be written, e.g. in a read-only course: a cache only saves time, so the build goes on."""
+    body = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, "utf-8")
+        tmp.write_bytes(_seal(body) + b"\n" + body)
         os.replace(tmp, path)
         return True
     except OSError:

@@ -3,7 +3,6 @@
 Every case breaks a small fixture course (one page in zh and en, the `tiny` experiment, a figure, a
 glossary and a list of sources), never the real one."""
 
-import json
 
 import pytest
 from conftest import edit, make_course, run_build, snapshot, with_data_files, with_figure
@@ -413,7 +412,9 @@ def test_a_caption_may_quote_only_values_its_figure_drew(tmp_path):
     (root / "figures" / "tiny.py").write_text(drawn, "utf-8")
     build_here(root)
     (read,) = (root / ".cache" / "figures").glob("tiny.bars.en.*.json")
-    assert json.loads(read.read_text()) == ["tiny.mean", "tiny.n", "tiny.spread"]
+    from lessonkit.io import read_cache
+
+    assert read_cache(read)["read"] == ["tiny.mean", "tiny.n", "tiny.spread"]
     build_here(root, force=False)  # (the figure from the cache, with what it read)
     (root / "figures" / "tiny.py").write_text(drawn.replace('values.over_seeds("tiny.mean")',
                                                             'values.over_seeds("tiny.claims.held")'), "utf-8")

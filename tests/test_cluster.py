@@ -83,9 +83,10 @@ def cluster(tmp_path):
 
 
 def values(root: Path) -> dict:
-    import json
 
-    return {p.relative_to(root).as_posix(): json.loads(p.read_text("utf-8"))["report"]["values"]
+    from lessonkit.io import read_cache
+
+    return {p.relative_to(root).as_posix(): read_cache(p)["report"]["values"]
             for p in sorted((root / ".cache" / "experiments").rglob("seed-*.json"))}
 
 

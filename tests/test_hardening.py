@@ -668,7 +668,9 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     edit(steady / "experiments/tiny.py", '"odd": seed % 2,', '"odd": seed % 2,\n        "drift": 0.25,')
     assert build(steady).returncode == 0
     cached = steady / ".cache/experiments/tiny/seed-0.json"
-    entry = __import__("json").loads(cached.read_text("utf-8"))
+    from lessonkit.io import read_cache, write_cache
+
+    entry = read_cache(cached)
     edit(steady / "experiments/tiny.py", '"drift": 0.25,', f'"drift": {value},')
     source_now = (steady / "experiments/tiny.py").read_text("utf-8").replace("import os\n", "import os\nimport time\n")
     (steady / "experiments/tiny.py").write_text(source_now, "utf-8")
@@ -677,7 +679,7 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
 
     entry["key"] = cache_key(code_hash(steady / "experiments/tiny.py"), 0)
     entry["sha256"] = report_digest(entry["report"])
-    cached.write_text(__import__("json").dumps(entry), "utf-8")
+    write_cache(cached, entry)
     checked = run_build("--no-search", "--seeds", "1", "--out", steady / "site", "--check", root=steady)
     assert checked.returncode == 1 and "two different values of drift" in checked.stderr, checked.stderr
     assert not cached.exists()  # the cached answer is no answer: the next build measures, and says so again

@@ -191,13 +191,16 @@ def cached_entry(root, seed=0):
 
 
 def edit_cached_mean(root, value, rehash: bool):
+    """The entry changed as this machine's own build might have damaged it: sealed again with its key."""
+    from lessonkit.io import read_cache, write_cache
+
     path = cached_entry(root)
-    entry = json.loads(path.read_text())
+    entry = read_cache(path)
     entry["report"]["values"]["mean"] = value
     if rehash:
         entry["sha256"] = hashlib.sha256(json.dumps(entry["report"], sort_keys=True, ensure_ascii=False)
                                          .encode()).hexdigest()
-    path.write_text(json.dumps(entry))
+    write_cache(path, entry)
 
 
 def force_rebuild(root):
@@ -237,6 +240,34 @@ def test_an_unreadable_cache_entry_is_a_miss(tiny, garbage):
     result = build(tiny, "--seeds", "2")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "1 experiment run(s)" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sealed", ["another key", "none"])
+def test_a_cache_made_elsewhere_is_not_trusted(tiny, sealed):
+    """A course that arrives with a .cache/ holding forged entries (their hashes recomputed) was published by a
+    plain build, and --check then blamed the experiment. Entries are sealed with a key of this user's, kept
+    outside every course: one made on another machine, or by hand, is run again."""
+    import hmac
+    import os
+
+    from lessonkit.io import read_cache
+
+    assert build(tiny, "--seeds", "2").returncode == 0
+    good = standalone(tiny, 0)["tiny.mean"]
+    entry = read_cache(cached_entry(tiny))
+    entry["report"]["values"]["mean"] = 0.5
+    entry["sha256"] = hashlib.sha256(json.dumps(entry["report"], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    body = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+    seal = hmac.new(os.urandom(32), body, hashlib.sha256).hexdigest().encode() if sealed == "another key" else b""
+    cached_entry(tiny).write_bytes(seal + b"\n" + body if seal else body)
+    force_rebuild(tiny)
+    result = build(tiny, "--seeds", "2")
+    assert result.returncode == 0, result.stderr
+    assert "not written by this machine's builds, or changed since; running tiny (seed 0) again" in result.stdout
+    assert "1 experiment run(s)" in result.stdout
+    shown = {v.key: v.number() for v in markup.scan((tiny / "site/en/page.html").read_text("utf-8")).values}
+    assert shown["tiny.mean"] == good != 0.5
 
 
 @pytest.mark.slow

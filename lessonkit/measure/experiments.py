@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.io import Refused, read_input, remove_tree, write_cache
+from lessonkit.io import Refused, read_input, read_sealed, remove_tree, write_cache
 from lessonkit.measure import frozen, provenance, sandbox
 from lessonkit.versions import numeric_env, package_version
 
@@ -167,16 +167,22 @@ def _entry(cache_dir: Path, name: str, seed: int) -> Path:
 def load_cached(cache_dir: Path, name: str, seed: int, key: str, warn) -> tuple[dict, str] | None:
     """The cached report and its digest, if the entry is for this key and intact."""
     path = _entry(cache_dir, name, seed)
+    entry, why = read_sealed(path)
+    if why == "missing":
+        return None
+    if why == "not sealed here":
+        warn(f"warning: {path}: not written by this machine's builds, or changed since; running {name} (seed "
+             f"{seed}) again")
+        return None
     try:
-        entry = json.loads(path.read_text("utf-8"))
+        if why:
+            raise ValueError(why)
         if entry.get("key") != key:
             return None
         report, recorded = entry["report"], entry["sha256"]
         if not isinstance(report, dict):
             raise TypeError("report is not a mapping")
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         warn(f"warning: {path}: unreadable cache entry ({type(exc).__name__}); running {name} again")
         return None
     digest = report_digest(report)

@@ -118,7 +118,8 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
         recipes = sorted({f"figures/{fid.partition('.')[0]}.py" for fid, _, _ in missing})
         # What the worker wrote is read without following a link a recipe may have put in its place.
         try:
-            items = [json.loads(line) for line in sandbox.read_back(progress).decode("utf-8", "replace").splitlines()]
+            items = [json.loads(line) for line in sandbox.read_back(progress).decode("utf-8", "replace").split("\n")
+                     if line]
             for item in items:
                 if "failure" in item and sandbox.written_failure(item["failure"]):
                     failure = item["failure"]

@@ -19,6 +19,21 @@ FIGURE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\Z")
 # BCP 47, as far as a page's lang attribute needs: zh-CN, en, pt-BR
 LANG_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*\Z")
 _MAX = 120
+# Characters no text of a course may hold: C0 and C1 controls but tab and newline, DEL, the line and
+# paragraph separators (they split a JSON line and a terminal's), and the bidi embeddings, overrides and
+# isolates that reorder what a reader sees against what the text says.
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def control_in(text: str) -> str | None:
+    """"U+202E RIGHT-TO-LEFT OVERRIDE" for the first character of CONTROLS in text, else None."""
+    import unicodedata
+
+    found = CONTROLS.search(text)
+    if found is None:
+        return None
+    c = found.group()
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'a control character')}"
 # Ids every page's template writes (base.html, page.html, glossary.html): no author's id may take one.
 TEMPLATE_IDS = ("top", "main", "page-end")
 
@@ -56,3 +71,18 @@ def experiment_anchor(name: str) -> str:
 def panel_id(target: str) -> str:
     """The provenance panel for a claim or an experiment anchor."""
     return f"prov-{target}"
+
+
+def did_you_mean(wrong: str, known, *, cutoff: float = 0.6, shown=repr) -> str:
+    """" (did you mean …?)" with the closest of `known`, or "". When what was written holds characters the
+    suggestion does not (a Cyrillic і for an i, a zero-width space), it names them: the two may look the same."""
+    import difflib
+    import unicodedata
+
+    close = difflib.get_close_matches(wrong, sorted(known), n=1, cutoff=cutoff)
+    if not close:
+        return ""
+    odd = sorted({c for c in wrong if c not in close[0] and (not c.isascii() or not c.isprintable())})
+    differs = "; what you wrote holds " + ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'a control')}"
+                                                   for c in odd) + ", which it does not" if odd else ""
+    return f" (did you mean {shown(close[0])}?{differs})"

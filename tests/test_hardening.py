@@ -136,6 +136,32 @@ def test_writing_to_the_progress_file_does_not_beat_the_time_limit(built, progre
     assert snapshot(root / "site") == before
 
 
+@pytest.mark.parametrize("rel, old, new, starts, message", [
+    ("content/zh/page.md", "个数的均值", "个数的\u202e均值", "content/zh/page.md:8:", "contains U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("content/en/page.md", "title: A tiny", "title: A \x1b[2Jtiny", "content/en/page.md:2:", "contains U+001B"),
+    ("content/site.yaml", "pages:", "description: a\u2028b\npages:", "content/site.yaml:", "U+2028 LINE SEPARATOR"),
+    ("content/zh/page.md", "## 均值 {#mean}", "## 均值 {#mean\u200f}", "content/zh/page.md:6:",
+     "heading id {#mean\u200f} is not an id (a letter, then letters, digits, _ and -): it holds U+200F RIGHT-TO-LEFT MARK"),
+    ("content/zh/page.md", "{val}`tiny.mean`", "{val}`t\u0456ny.mean`", "content/zh/page.md:8:",
+     "did you mean 'tiny.mean'?; what you wrote holds U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I, which "
+     "it does not"),
+    ("experiments/tiny.py", '"the spread is near 1"', '"the spread\u2028is near 1"', "experiments/tiny.py:",
+     "experiment tiny reports a text that holds U+2028 LINE SEPARATOR"),
+    ("experiments/tiny.py", '"the spread is near 1"', '"the spread\x85is near 1"', "experiments/tiny.py:",
+     "experiment tiny reports a text that holds U+0085"),
+], ids=["bidi override", "escape in a title", "line separator", "bidi mark in an id", "homoglyph", "U+2028 in a "
+        "claim", "NEL in a claim"])
+def test_controls_bidi_and_homoglyphs_are_named_where_they_are(built, rel, old, new, starts, message):
+    """Controls, U+2028/U+0085 and bidi controls in texts, titles and ids were published raw, or split the
+    runner's JSON line ("wrote into its report file"); a homoglyph key got a suggestion that looked identical;
+    a bidi mark in a heading id blamed the other language."""
+    root, before = built
+    edit(root / rel, old, new)
+    line = fails_in_one_line(build(root), starts)
+    assert message in line, line
+    assert snapshot(root / "site") == before
+
+
 def test_an_experiment_that_stops_its_sandboxs_init_costs_no_time_limit(built):
     """Code that stopped its sandbox's init with ptrace, then ended, left a run that waited out its whole time
     limit. (Only inside the sandbox, where init is its parent, pid 1: never the machine's own init.)"""

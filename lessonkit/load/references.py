@@ -3,7 +3,6 @@ formatted once per language with a CSL style (citeproc-py), so that a source rea
 
 from __future__ import annotations
 
-import difflib
 import html
 import json
 import re
@@ -14,6 +13,7 @@ from urllib.parse import quote
 from lessonkit.errors import BuildError
 from lessonkit.load.content import MISSING, load_data, safe_url
 from lessonkit.load.texts import line_of_key, read_bytes, read_text
+from lessonkit.names import did_you_mean
 
 BIB = "content/references.bib"
 YAML = "content/references.yaml"
@@ -77,8 +77,7 @@ def load(root: Path, languages: list[str], tags: dict, style: object = MISSING, 
 
 def unknown(key: str, references: dict) -> BuildError:
     """A ref= that names no source, with the closest keys."""
-    close = difflib.get_close_matches(key, list(references), n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(key, references)
     return BuildError(f"unknown reference {key!r}{hint}: add it to {BIB} (or {YAML})")
 
 

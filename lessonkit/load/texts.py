@@ -9,6 +9,7 @@ import yaml
 
 from lessonkit import io
 from lessonkit.errors import BuildError
+from lessonkit.names import CONTROLS, control_in
 
 PAGE_KEYS = {"title", "description", "translated_from"}
 
@@ -23,7 +24,13 @@ def read_text(path: Path, shown: Path | str) -> str:
         raise BuildError(f"not UTF-8 (byte 0x{data[exc.start]:02x})", shown, line) from None
     if "\x00" in text:  # the engine marks its own slots with NUL: no course text may carry one
         raise BuildError("contains a NUL character", shown, text[: text.index("\x00")].count("\n") + 1)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    odd = control_in(text)
+    if odd:
+        at = CONTROLS.search(text).start()
+        raise BuildError(f"contains {odd}: a control character, or one that reorders the text as shown (write "
+                         f"the text itself)", shown, text[:at].count("\n") + 1)
+    return text
 
 
 def read_bytes(path: Path, shown: Path | str) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lessonkit.errors import BuildError, raise_all
 from lessonkit.model import Built
+from lessonkit.names import did_you_mean
 
 # Each check raises every error it finds at once. A page missing from `built` (it failed to parse) is left out:
 # what links to it, or translates it, is checked once it parses.
@@ -53,7 +54,6 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
     """Every #anchor a page links to, and every figure, table or equation it names with {ref}, exists on
     the page it names; else file:line and a did-you-mean. (figures_unsure: pages with an unknown figure, whose
     missing figures are not reported: the figure's own error says what to fix.)"""
-    import difflib
 
     by_url = {b.page.url: b for b in built}
     known: dict = {}
@@ -65,8 +65,7 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
             labels = by_url[url].collected.labels
             if label not in labels:
                 kind, _, name = label.partition(":")
-                close = difflib.get_close_matches(label, sorted(labels), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean(label, labels)
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
                 errors.append(BuildError(f"{{ref}} {label!r}: {where} has no "
                                          f"{dict(fig='figure', table='table', eq='equation')[kind]} {name!r}{hint}",
@@ -77,8 +76,7 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
             if url not in known:
                 known[url] = page_ids(by_url[url])
             if anchor not in known[url]:
-                close = difflib.get_close_matches(anchor, sorted(known[url]), n=1)
-                hint = f" (did you mean #{close[0]}?)" if close else ""
+                hint = did_you_mean(anchor, known[url], shown=lambda found: f"#{found}")
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
                 errors.append(BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line))
     raise_all(errors)

@@ -16,6 +16,7 @@ from lessonkit import criteria, io
 from lessonkit.errors import BuildError
 from lessonkit.io import read_cache
 from lessonkit.measure.experiments import Report
+from lessonkit.names import did_you_mean
 
 
 @dataclass
@@ -144,10 +145,7 @@ def split_index(key: str) -> tuple[str, int | None]:
 
 
 def suggest(key: str, known) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(key, known)
 
 
 def _shown(value) -> str:

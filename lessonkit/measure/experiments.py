@@ -28,6 +28,7 @@ from pathlib import Path
 from lessonkit.errors import BuildError
 from lessonkit.io import Refused, read_input, read_sealed, remove_tree, write_cache
 from lessonkit.measure import frozen, provenance, sandbox
+from lessonkit.names import control_in
 from lessonkit.versions import numeric_env, package_version
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -228,7 +229,7 @@ def run_job(job: Job) -> dict:
         except OSError:
             written, failure = "", {"message": "the experiment removed or replaced the runner's report file",
                                     "line": None}
-        for line in written.splitlines():
+        for line in filter(None, written.split("\n")):  # (not splitlines: U+2028 in a text is no line's end)
             try:
                 item = json.loads(line)
             except ValueError:
@@ -529,7 +530,8 @@ def builder_facts(paths) -> dict[str, str]:
 
 
 def _no_builder_facts(report: Report, data, facts: dict) -> None:
-    """A report's texts (values, claim texts) must not carry the building machine's paths or host name."""
+    """A report's texts (values, claim texts) must not carry the building machine's paths or host name, nor
+    a control character (names.CONTROLS)."""
     todo = [data]
     while todo:
         item = todo.pop()
@@ -538,6 +540,10 @@ def _no_builder_facts(report: Report, data, facts: dict) -> None:
         elif isinstance(item, list):
             todo += item
         elif isinstance(item, str):
+            odd = control_in(item)
+            if odd:
+                raise BuildError(f"experiment {report.name} reports a text that holds {odd} ({item[:60]!r}): "
+                                 f"a control character, or one that reorders the text as shown", report.path)
             for fact, what in facts.items():
                 if fact in item:
                     raise BuildError(f"experiment {report.name} reports a text that holds {what} of the building "

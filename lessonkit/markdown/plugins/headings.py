@@ -13,6 +13,7 @@ from lessonkit.markdown.plugins.spans import check_id
 from lessonkit.model import tex_text
 
 _EXPLICIT = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
+_LIKE_EXPLICIT = re.compile(r"\{#([^{}]*)\}\s*$")  # meant as an id, but not one
 
 
 def headings_plugin(md: MarkdownIt) -> None:
@@ -36,6 +37,14 @@ def headings_plugin(md: MarkdownIt) -> None:
                 hid = match.group(1)
                 last.content = last.content[: match.start()]
                 inline.content = _EXPLICIT.sub("", inline.content)
+            elif last is not None and last.type == "text" and (meant := _LIKE_EXPLICIT.search(last.content)):
+                import unicodedata
+
+                odd = [f"U+{ord(c):04X} {unicodedata.name(c, 'a control character')}" for c in meant.group(1)
+                       if not (c.isalnum() or c in "_-")]
+                raise BuildError(f"heading id {{#{meant.group(1)}}} is not an id (a letter, then letters, digits, "
+                                 f"_ and -){': it holds ' + ', '.join(odd) if odd else ''}", ctx.path,
+                                 line_of(token, ctx))
             else:
                 hid = "s-" + "-".join(str(c) for c in counters[start:level + 1] or [counters[level]])
             if hid in ctx.ids:

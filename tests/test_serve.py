@@ -285,6 +285,10 @@ def test_the_watcher_sees_inputs_only_and_is_not_trapped_by_a_link_loop(tmp_path
     try:
         (content / "zh" / "page.md.swp~").write_text("backup")
         (content / "zh" / ".page.md.swp").write_text("hidden")
+        # What editors write beside a page while saving it (Vim's test file, Emacs, Kate, Chrome, merges)
+        for leftover in ("4913", "#page.md#", "page.md.kate-swp", "page.md.crswap", "page.md.orig", "page.md.bak"):
+            (content / "zh" / leftover).write_text("editor")
+            (content / "zh" / leftover).unlink()
         (tmp_path / "site").mkdir()
         (tmp_path / "site" / "index.html").write_text("built")
         (tmp_path / ".cache").mkdir()

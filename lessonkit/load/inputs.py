@@ -19,11 +19,18 @@ from lessonkit.io import read_cache, write_cache
 INPUTS = ("content", "experiments", "figures", "templates", "results")  # results: frozen reports
 
 
+# What editors and merges leave beside a file while it is saved or after: Emacs' #name#, Kate's and
+# Chrome's swap files, .orig/.rej/.bak/.swp copies, and the digits-only file Vim writes to test a folder (4913).
+_LEFTOVERS = (".kate-swp", ".crswap", ".orig", ".rej", ".bak", ".swp", ".swx", ".tmp")
+
+
 def skipped(name: str) -> bool:
     """The one rule for which files of a course are not inputs: hidden (.name), Python's caches, editors'
-    backups (name~). The fingerprint, the preview's watcher, the page loader and the static copier all
-    follow it, so a file is either read by the build and watched, or neither."""
-    return name.startswith(".") or name == "__pycache__" or name.endswith("~")
+    backups and swap files (name~, #name#, _LEFTOVERS, 4913). The fingerprint, the preview's watcher, the
+    page loader and the static copier all follow it, so a file is either read by the build and watched,
+    or neither."""
+    return (name.startswith(".") or name == "__pycache__" or name.endswith(("~", *_LEFTOVERS)) or name.isdigit()
+            or (name.startswith("#") and name.endswith("#")))
 
 
 def _walk(folder: Path, h) -> None:

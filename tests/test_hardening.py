@@ -162,6 +162,39 @@ def test_controls_bidi_and_homoglyphs_are_named_where_they_are(built, rel, old, 
     assert snapshot(root / "site") == before
 
 
+def test_a_helper_outside_experiments_is_named_with_where_it_is(built):
+    root, before = built
+    (root / "lib").mkdir()
+    (root / "lib" / "smoothing.py").write_text("K = 3\n", "utf-8")
+    edit(root / "experiments/tiny.py", "import harness\n", "import harness\nimport smoothing  # noqa\n")
+    line = fails_in_one_line(build(root), "experiments/tiny.py:")
+    assert "No module named 'smoothing'" in line and "lib/smoothing.py is outside experiments/" in line, line
+    assert snapshot(root / "site") == before
+
+
+@pytest.mark.parametrize("include", ["../../../../etc/passwd", "/etc/passwd"])
+def test_a_template_include_outside_the_course_says_so(built, include):
+    root, before = built
+    edit(root / "templates" / "page.html", "{% block main %}", "{% block main %}{% include '" + include + "' %}")
+    line = fails_in_one_line(build(root), "templates/page.html:")
+    assert f"{include!r}" in line and "outside" in line, line
+    assert snapshot(root / "site") == before
+
+
+@pytest.mark.parametrize("src", ["/tmp/secret.png", "../../../../tmp/secret.png"])
+def test_an_image_outside_the_site_is_a_warning_and_an_error_under_strict(built, src):
+    root, _ = built
+    append = f"\n![a picture]({src})\n"
+    from conftest import append_to_page
+
+    append_to_page(root, "page", {"zh": append, "en": append})
+    result = build(root)
+    assert result.returncode == 0 and f"image {src!r}" in result.stdout + result.stderr, result.stdout
+    assert "is not a file of the site" in result.stdout + result.stderr, result.stdout
+    strict = build(root, "--strict")
+    assert strict.returncode != 0 and f"image {src!r}" in strict.stderr, strict.stderr
+
+
 def test_an_experiment_that_stops_its_sandboxs_init_costs_no_time_limit(built):
     """Code that stopped its sandbox's init with ptrace, then ended, left a run that waited out its whole time
     limit. (Only inside the sandbox, where init is its parent, pid 1: never the machine's own init.)"""

@@ -138,3 +138,17 @@ def test_without_pdf_no_page_links_to_one(tmp_path):
     assert run_build("--no-search", "--out", root / "site", root=root).returncode == 0
     html = (root / "site" / "en" / "page.html").read_text("utf-8")
     assert "pdf/" not in html and not (root / "site" / "pdf").exists()
+
+
+@pytest.mark.browser
+def test_a_page_that_never_loads_is_named_with_its_time_limit_not_blamed_on_chromium(tmp_path):
+    """A page that spins under --pdf was "Chromium could not print the pages; it needs Debian's chromium"."""
+    root = make_course(tmp_path / "c", config="experiment_timeout: 3\n")
+    page = root / "templates" / "page.html"
+    page.write_text(page.read_text("utf-8").replace("{% block main %}", "{% block main %}<script>for(;;){}</script>",
+                                                    1), "utf-8")
+    result = run_build("--pdf", "--no-search", "--out", root / "site", root=root)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "did not load and print within 3 s (content/site.yaml: experiment_timeout)" in lines[0], lines[0]
+    assert "needs Debian's chromium" not in lines[0]

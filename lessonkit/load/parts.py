@@ -31,6 +31,11 @@ class Loader(jinja2.FileSystemLoader):
         self.default = jinja2.FileSystemLoader(str(theme.DEFAULT))
 
     def get_source(self, environment, template):
+        if template.startswith("/") or ".." in template.replace("\\", "/").split("/"):
+            # (as Jinja's own not-found, so that the error is at the line that names it)
+            raise jinja2.TemplateNotFound(template, f"{template!r} is outside the course's templates/: an include, "
+                                          f"import or extends names a file below templates/ (or theme/NAME, the "
+                                          f"default theme's)")
         # "theme/NAME" is the default theme's NAME even where the course has its own: a course's page.html
         # may extend the theme's ({% extends "theme/page.html" %}) and override a block or two.
         for folder in [] if template.startswith(THEME) else self.searchpath:

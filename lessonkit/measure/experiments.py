@@ -565,6 +565,17 @@ def _same_twice(report: Report, seed: int, again: dict, after: list) -> None:
                              first.get("lines", {}).get(key))
 
 
+def _not_a_sibling(module: str, folder: Path) -> str:
+    """Why an import of module failed, where the course holds a file of that name outside experiments/."""
+    course = folder.parent
+    found = next((p for p in sorted(course.glob(f"*/{module}.py")) + sorted(course.glob(f"{module}.py"))
+                  if p.parent != folder and not any(part.startswith(".") for part in p.relative_to(course).parts)),
+                 None)
+    where = f"{found.relative_to(course).as_posix()} is outside experiments/: " if found else ""
+    return (f" ({where}an experiment imports the modules beside it in experiments/ and the packages of the "
+            f"Python that runs it, nothing else of the course)")
+
+
 def _failure(report: Report, job: Job, result: dict) -> BuildError:
     failure = result["failure"]
     seed = failure.get("seed")
@@ -573,6 +584,8 @@ def _failure(report: Report, job: Job, result: dict) -> BuildError:
     if failure.get("timeout"):
         message = f"experiment {report.name} timed out{where}: no result after {job.timeout:g} s " \
                   f"(content/site.yaml: experiment_timeout)"
+    elif (missing := re.search(r"No module named '([A-Za-z_][A-Za-z0-9_]*)", failure["message"])) and report.file:
+        message += _not_a_sibling(missing.group(1), report.file.parent)
     elif "MemoryError" in failure["message"] and not failure.get("limit"):
         message += f" ({sandbox.over_limit('memory_mb', job.limits)})"
     elif not failure.get("line") and not failure.get("limit"):

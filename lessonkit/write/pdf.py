@@ -139,10 +139,11 @@ def _site_only(route, site: Path, root: str) -> None:
 
 
 def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str],
-                 base_url: str | None = None, evidence: bool = False) -> list[str]:
+                 base_url: str | None = None, evidence: bool = False, timeout: float = 120) -> list[str]:
     """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title; evidence:
     print the audit layer (the panels as numbered notes, the claims table, the audit list), not the reading
-    layer. Writes the PDFs; returns their paths below the site."""
+    layer; timeout: the seconds a page may take to load and print (the course's templates made it). Writes the
+    PDFs; returns their paths below the site."""
     import io
     import posixpath
 
@@ -152,7 +153,7 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
         from pypdf import PdfWriter
     except ImportError as exc:
         raise BuildError(f"--pdf needs {exc.name} (make site installs it into .venv)") from None
-    written = []
+    written, printing = [], None  # printing: the page under way, once Chromium runs
     root = site.resolve().as_uri() + "/"
     radicals = cjk_radicals()
     try:
@@ -162,10 +163,12 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
             context = browser.new_context()
             context.route("**/*", lambda route: _site_only(route, site, root))
             page = context.new_page()
+            page.set_default_timeout(timeout * 1000)
             page.emulate_media(media="print")
             for lang, pages in by_language.items():
                 book = PdfWriter()
                 for url, title in pages:
+                    printing = url
                     page.goto(root + url, wait_until="load")
                     if evidence:  # the evidence as notes and appendix (style.css's print rules)
                         page.evaluate("document.documentElement.dataset.print = 'evidence'")
@@ -185,7 +188,15 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
                 written.append(f"pdf/{lang}.pdf")
             browser.close()
     except PlaywrightError as exc:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, PlaywrightTimeout) and printing:
+            raise BuildError(f"--pdf: {printing} did not load and print within {timeout:g} s (content/site.yaml: "
+                             f"experiment_timeout): a page that never finishes loading (a script that spins?)") \
+                from None
+        if printing:
+            raise BuildError(f"--pdf: Chromium could not print {printing} ({first})") from None
         raise BuildError(f"--pdf: Chromium could not print the pages ({first}); it needs Debian's chromium "
                          "(make test installs it)") from None
     return written
@@ -203,4 +214,5 @@ class Print:
         by_language = {lang: [(url, title) for url, page_lang, title in site["pages"] if page_lang == lang]
                        for lang in site["languages"]}
         say(f"printing {sum(map(len, by_language.values()))} pages into PDF")
-        print_course(folder, by_language, site["config"]["title"], site["config"].get("base_url"), self.evidence)
+        print_course(folder, by_language, site["config"]["title"], site["config"].get("base_url"), self.evidence,
+                     site["config"].get("experiment_timeout", 120))

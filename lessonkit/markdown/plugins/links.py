@@ -37,6 +37,12 @@ def links_plugin(md: MarkdownIt) -> None:
                         ctx.out.warnings.append((line_of(token, ctx), f"image {src!r} loads from outside the site "
                                                  f"(offline readers miss it, and the site asks another host): copy "
                                                  f"it into templates/static/"))
+                    elif src.startswith("/") or posixpath.normpath(
+                            posixpath.join(posixpath.dirname(ctx.page.url), src.partition("?")[0])).startswith(".."):
+                        # a path of the author's machine (/tmp/…), or above the site: no reader has it
+                        ctx.out.warnings.append((line_of(token, ctx), f"image {src!r} is not a file of the site (an "
+                                                 f"absolute path, or one above the site's folder): copy it into "
+                                                 f"templates/static/ and write its path from the page"))
                     continue
                 if token.type != "link_open":
                     continue

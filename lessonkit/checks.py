@@ -115,8 +115,12 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
     for page, message in manifest.get("stale", []):
         if strict:
             problems.append(f"{page}: {message}")
-    for path in sorted(site.rglob("*.svg")):
-        problems += _svg_active(path.relative_to(site).as_posix(), path)
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):  # by what a browser makes of it, any case
+        rel, kind = path.relative_to(site).as_posix(), path.suffix.lower()
+        if kind in (".svg", ".xml", ".xhtml", ".xht", ".xsl", ".xslt"):
+            problems += _xml_active(rel, path)
+        elif kind in (".htm", ".html", ".shtml") and rel not in pages:  # (pages are checked whole above)
+            problems += _check_active(rel, scan(path.read_text("utf-8", "replace")), manifest.get("base_path", "/"))
     for path in sorted(site.rglob("*.xml")):
         problems += _xml_errors(path.relative_to(site).as_posix(), path)
     if validator:
@@ -196,8 +200,11 @@ def _check_active(rel: str, s: PageScan, base_path: str) -> list[str]:
                    f"document")
     for tag, attr, url, rel_attr, _classes in s.refs:
         scheme = urlsplit(url).scheme.lower()
+        # (a browser opens no data: address as a page: a link to one is a download at most)
         if scheme == "data" and ((tag == "img" and attr == "src" and url[5:].lower().startswith("image/"))
-                                 or (tag == "link" and "icon" in rel_attr.split() and url == "data:,")):
+                                 or (tag == "a" and attr == "href")
+                                 or (tag == "link" and "icon" in rel_attr.split()
+                                     and (url == "data:," or url[5:].lower().startswith("image/")))):
             continue
         if scheme not in _SCHEMES:
             out.append(f"{rel}: <{tag} {attr}={url[:60]!r}> has a scheme a page may not use ({scheme}:)")
@@ -215,28 +222,31 @@ def _check_engine_scripts(site: Path) -> list[str]:
     return out
 
 
-def _svg_active(rel: str, path: Path) -> list[str]:
-    """An SVG the site serves runs its scripts when opened on its own: it may hold none, nor an event handler,
-    foreign HTML or an address with a scheme a page may not use. (Figures pass: the build cleans them.)"""
+def _xml_active(rel: str, path: Path) -> list[str]:
+    """An SVG or other XML the site serves (XHTML, say) runs its scripts when opened on its own: it may hold
+    none, nor an embedded document, an event handler, an animation that sets an address, or an address with a
+    scheme a page may not use. (Figures pass: the build cleans them.)"""
     import xml.etree.ElementTree as ET
 
     try:
         root = ET.fromstring(path.read_bytes())
-    except ET.ParseError as exc:
-        return [f"{rel}: not well-formed SVG ({exc})"]
+    except (ET.ParseError, ValueError, LookupError) as exc:  # (and an encoding expat cannot read: GBK)
+        return [f"{rel}: not XML this check can read ({exc})"]
     out = []
     for node in root.iter():
         if not isinstance(node.tag, str):
             continue
         name = node.tag.rpartition("}")[2]
-        if name in ("script", "foreignObject", "iframe", "handler"):
-            out.append(f"{rel}: <{name}>: an SVG the site serves may not hold one")
+        if name.lower() in ("script", "iframe", "frame", "object", "embed", "handler", "base"):
+            out.append(f"{rel}: <{name}>: a file the site serves may not hold one")
         for attr, value in node.attrib.items():
             attr = attr.rpartition("}")[2]
-            scheme = urlsplit(value.strip()).scheme.lower() if attr == "href" else ""
-            if attr.lower().startswith("on") or (scheme not in _SCHEMES and not (
+            scheme = urlsplit(value.strip()).scheme.lower() if attr.lower() in ("href", "src", "action") else ""
+            sets_address = name.lower() in ("set", "animate") and attr == "attributeName" and \
+                value.rpartition(":")[2].lower() == "href"
+            if attr.lower().startswith("on") or sets_address or (scheme not in _SCHEMES and not (
                     scheme == "data" and value.strip()[5:].lower().startswith("image/"))):
-                out.append(f"{rel}: <{name} {attr}={value[:60]!r}>: an SVG the site serves may not hold it")
+                out.append(f"{rel}: <{name} {attr}={value[:60]!r}>: a file the site serves may not hold it")
     return out
 
 

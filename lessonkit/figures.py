@@ -29,7 +29,7 @@ import traceback
 from pathlib import Path
 
 from lessonkit.errors import BuildError, raise_all
-from lessonkit.io import read_cache, remove_tree, write_cache
+from lessonkit.io import read_cache, read_input, remove_tree, write_cache
 
 # Sentinel colours the recipes draw with; swapped for CSS variables on save.
 INK = "#010203"
@@ -85,7 +85,7 @@ def draw_all(root: Path, cache_dir: Path, wanted: dict[tuple[str, str], tuple], 
     for fid, lang in wanted:
         path = cache_dir / f"{fid}.{lang}.{_key(figures_dir, fid, lang, data)}.svg"
         try:
-            svg, kept = (None, None) if force else (path.read_bytes(), read_cache(path.with_suffix(".json")))
+            svg, kept = (None, None) if force else (read_input(path), read_cache(path.with_suffix(".json")))
             keys = kept["read"] if kept["svg"] == hashlib.sha256(svg).hexdigest() else None
         except (OSError, TypeError, KeyError):
             svg, keys = None, None

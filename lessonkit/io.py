@@ -13,6 +13,7 @@ from pathlib import Path
 # Bytes any one file of a course may hold: every input is read whole, and a 2 GB results/*.json, static file
 # or .bib ended the build in a MemoryError.
 INPUT_LIMIT = 64 * 2**20
+STATIC_LIMIT = 512 * 2**20  # a static file (a lecture's video) is published as it is: it may be larger
 
 
 def digest(*parts, length: int = 24) -> str:
@@ -140,14 +141,28 @@ def _seal_key() -> bytes:
             base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lessonkit"
             path = base / "seal.key"
             try:
+                kept = read_input(path, 64)
+            except OSError:
+                kept = b""
+            if len(kept) == 32:
+                key = kept
+            else:  # none yet, or a damaged one: a whole new key, put in place at once (never half written)
                 base.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                tmp = base / f".seal.key.{os.getpid()}"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
                 with os.fdopen(fd, "wb") as f:
                     f.write(key)
-            except FileExistsError:
-                kept = read_input(path, 64)
-                key = kept if len(kept) == 32 else key
-        except (OSError, RuntimeError):  # no home, or one that cannot be written
+                try:
+                    if os.path.lexists(path):
+                        os.replace(tmp, path)
+                    else:
+                        os.link(tmp, path)  # two first builds at once: one key wins, the other reads it
+                except FileExistsError:
+                    kept = read_input(path, 64)
+                    key = kept if len(kept) == 32 else key
+                finally:
+                    tmp.unlink(missing_ok=True)
+        except (OSError, RuntimeError):  # no home, or one that cannot be written: this process's own key
             pass
         _KEY["key"] = key
     return _KEY["key"]
@@ -165,7 +180,7 @@ def read_sealed(path: Path):
     import hmac
 
     try:
-        seal, _, body = path.read_bytes().partition(b"\n")
+        seal, _, body = read_input(path).partition(b"\n")  # (a FIFO or /dev/zero in a .cache/ is no entry)
     except FileNotFoundError:
         return None, "missing"
     except OSError:

@@ -147,8 +147,10 @@ class PageScan:
 
 
 # Attributes that hold an address: --check sees each, whatever element carries it.
-_URL_ATTRS = ("href", "src", "action", "formaction", "data", "poster", "cite", "background", "xlink:href",
-              "ping", "manifest", "icon")
+_URL_ATTRS = {"href", "src", "action", "formaction", "data", "poster", "background", "xlink:href", "ping",
+              "manifest", "icon"}
+# SVG animation that sets an attribute: one that sets an address can make it javascript:
+_ANIMATION = {"set", "animate", "animatemotion", "animatetransform", "animatecolor"}
 # Elements that embed or redirect to another document: the engine's templates write none of them.
 _FRAMES = {"iframe", "frame", "frameset", "object", "embed", "applet", "base", "portal", "fencedframe"}
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -174,14 +176,17 @@ class _Scanner(HTMLParser):
             self.scan.ids.append(a["id"])
             if tag in ("h2", "h3"):
                 self.scan.headings.append(a["id"])
-        for attr in _URL_ATTRS:
-            if attr in a and a[attr] is not None:
-                self.scan.refs.append((tag, attr, a[attr], a.get("rel") or "", a.get("class") or ""))
+        for attr, value in attrs:  # every one, repeats too: a browser takes the first, this reader's dict the last
+            if attr in _URL_ATTRS and value is not None:
+                self.scan.refs.append((tag, attr, value, a.get("rel") or "", a.get("class") or ""))
         self.scan.handlers += [(tag, name) for name, _ in attrs if name.startswith("on") or name == "srcdoc"]
+        if tag in _ANIMATION and (a.get("attributename") or "").lower().rpartition(":")[2] == "href":
+            self.scan.handlers.append((tag, "attributeName=href"))
         if tag in _FRAMES or (tag == "meta" and "http-equiv" in a and (a["http-equiv"] or "").lower() == "refresh"):
             self.scan.frames.append(tag)
         if tag == "script":
-            self.scan.scripts.append([a.get("src") or "", ""])
+            srcs = [value for name, value in attrs if name == "src"]
+            self.scan.scripts.append([(srcs[0] or "") if srcs else "", "" if len(srcs) < 2 else "(two src)"])
             self._script = True
         if tag == "img" and not (a.get("alt") or "").strip():
             self.scan.images_without_alt += 1

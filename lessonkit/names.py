@@ -20,9 +20,10 @@ FIGURE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\Z")
 LANG_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*\Z")
 _MAX = 120
 # Characters no text of a course may hold: C0 and C1 controls but tab and newline, DEL, the line and
-# paragraph separators (they split a JSON line and a terminal's), and the bidi embeddings, overrides and
-# isolates that reorder what a reader sees against what the text says.
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# paragraph separators (they split a JSON line and a terminal's), and the bidi overrides, which show
+# characters in another order than the text's. (Embeddings, isolates and marks are what right-to-left text
+# is written with: they are kept.)
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202d\u202e]")
 
 
 def control_in(text: str) -> str | None:

@@ -378,3 +378,10 @@ def test_a_style_that_is_a_fifo_is_named_as_one_not_missing(tmp_path):
     (root / "content/styles/plain.csl").unlink()
     os.mkfifo(root / "content/styles/plain.csl")
     fails(root, "content/site.yaml:8: citation_style: content/styles/plain.csl is not a regular file (a FIFO")
+
+
+def test_a_string_joined_from_many_is_refused_before_it_is_joined(tmp_path):
+    """5,000 references to one 99,000-character @string in 119 KB of BibTeX made 500 MB before the bound."""
+    bib = BIB.rstrip("\n") + '\n@string{a = "' + "x" * 99_000 + '"}\n@string{b = ' + " # ".join(["a"] * 5000) + "}\n"
+    line = next(n for n, text in enumerate(bib.splitlines(), 1) if text.startswith("@string{b"))
+    fails(cited_course(tmp_path / "c", bib), f"content/references.bib:{line}: @string 'b' expands to more than 100,000")

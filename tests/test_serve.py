@@ -356,3 +356,13 @@ def test_the_preview_says_it_makes_no_search_index(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("name, skipped", [("4913", True), ("5036", True), ("#page.md#", True), ("a.kate-swp", True),
+                                           ("2024", False), ("1", False), ("4914", False), ("page.md", False),
+                                           ("#tag", False)])
+def test_the_input_rule_skips_what_editors_leave_and_keeps_a_courses_own_names(name, skipped):
+    """Vim's test file is 4913 (then 4913 + 123 k); a page or folder named 2024 is the course's."""
+    from lessonkit.load.inputs import skipped as rule
+
+    assert rule(name) is skipped

@@ -401,3 +401,25 @@ def test_a_failing_claim_shows_its_criterion_line_the_values_it_read_and_the_com
     rerun = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py"), "--seed", "1"],
                            capture_output=True, text=True)
     assert rerun.returncode == 1 and "FAIL  tiny.even" in rerun.stdout  # the command shows the failure
+
+
+@pytest.mark.parametrize("kept", [None, b"", b"short", b"x" * 33])
+def test_a_missing_or_damaged_seal_key_is_made_anew_once_and_kept(tmp_path, monkeypatch, kept):
+    """An empty seal.key (a crash between create and write) left every build with a key of its own, for ever:
+    every cache a miss. A bad key is replaced whole, and the next process reads the same one."""
+    import os
+
+    from lessonkit import io
+
+    home = tmp_path / "xdg"
+    if kept is not None:
+        (home / "lessonkit").mkdir(parents=True)
+        (home / "lessonkit" / "seal.key").write_bytes(kept)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.setattr(io, "_KEY", {})
+    key = io._seal_key()
+    assert len(key) == 32 and (home / "lessonkit" / "seal.key").read_bytes() == key
+    again = subprocess.run([sys.executable, "-c", "from lessonkit import io; print(io._seal_key().hex())"],
+                           capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(home)},
+                           cwd=ROOT)
+    assert again.stdout.strip() == key.hex(), again.stderr

@@ -14,9 +14,11 @@ for that entry. Anything unreadable is a miss.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
-from lessonkit.io import digest, read_cache, write_cache
+from lessonkit.io import INPUT_LIMIT, digest, read_cache, write_cache
 from lessonkit.model import Built, Collected, Nav, Page
 
 
@@ -63,7 +65,10 @@ class PageCache:
         """A cached page's body HTML, from the pack; None when it cannot be read back intact."""
         try:
             offset, length, sha = self.index[built.page.url]["body"]
-            with open(self.folder / "bodies.pack", "rb") as f:
+            fd = os.open(self.folder / "bodies.pack", os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO: no wait)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode) or length > INPUT_LIMIT:
+                    return None
                 f.seek(offset)
                 data = f.read(length)
             if digest(data, length=16) != sha:

@@ -124,7 +124,7 @@ LIMITS = {"memory_mb": 4096, "processes": 256, "disk_mb": 1024}
 def _check_limits(value, config, ctx):
     """What one run of author code may use: a mapping of some of LIMITS' keys to whole numbers ≥ 1."""
     if not isinstance(value, dict) or set(value) - set(LIMITS):
-        unknown = sorted(set(value) - set(LIMITS)) if isinstance(value, dict) else None
+        unknown = sorted(map(str, set(value) - set(LIMITS))) if isinstance(value, dict) else None
         raise BuildError(f"limits: unknown key {unknown[0]!r}: expected {', '.join(LIMITS)}" if unknown else
                          f"limits: expected a mapping of {', '.join(LIMITS)}, got {value!r}", *ctx.at("limits"))
     for key, number in value.items():
@@ -218,8 +218,8 @@ SITE = (
     Key("experiment_timeout", 120, "the time limit per experiment run and per figure, in seconds (default 120)",
         _check_timeout),
     Key("limits", dict(LIMITS), "what one experiment run or figure worker may use: `memory_mb` of memory "
-        "(default 4096), `processes` at once (256), `disk_mb` in its scratch folder, /tmp and /dev/shm each, "
-        "and in any one file (1024)", _check_limits),
+        "(default 4096), `processes` at once (256), `disk_mb` in its scratch folder (its /tmp and /dev/shm "
+        "included) and in any one file (1024)", _check_limits),
     Key("experiments", [], "the experiments the pages use: files in `experiments/`, without `.py`",
         _check_experiments),
     Key("citation_style", MISSING, "the CSL style of the sources in the audit and the bibliography: a `.csl` "

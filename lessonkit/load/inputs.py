@@ -20,7 +20,8 @@ INPUTS = ("content", "experiments", "figures", "templates", "results")  # result
 
 
 # What editors and merges leave beside a file while it is saved or after: Emacs' #name#, Kate's and
-# Chrome's swap files, .orig/.rej/.bak/.swp copies, and the digits-only file Vim writes to test a folder (4913).
+# Chrome's swap files, .orig/.rej/.bak/.swp copies, and the file Vim writes to test a folder (4913, then
+# 4913 + 123 k while that name is taken; a page or folder named 2024 is a course's).
 _LEFTOVERS = (".kate-swp", ".crswap", ".orig", ".rej", ".bak", ".swp", ".swx", ".tmp")
 
 
@@ -29,7 +30,8 @@ def skipped(name: str) -> bool:
     backups and swap files (name~, #name#, _LEFTOVERS, 4913). The fingerprint, the preview's watcher, the
     page loader and the static copier all follow it, so a file is either read by the build and watched,
     or neither."""
-    return (name.startswith(".") or name == "__pycache__" or name.endswith(("~", *_LEFTOVERS)) or name.isdigit()
+    return (name.startswith(".") or name == "__pycache__" or name.endswith(("~", *_LEFTOVERS))
+            or (name.isdigit() and int(name) >= 4913 and (int(name) - 4913) % 123 == 0)
             or (name.startswith("#") and name.endswith("#")))
 
 

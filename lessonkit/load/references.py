@@ -147,7 +147,8 @@ def _from_bib(root: Path, read: set):
         found = [n for key, n, _ in entries if key.lower() == name.lower()]
         line = text[:at.start()].count("\n") + 1 if at else (found[0] if found else None)
         raise BuildError(f"{'@string ' if exc.args[1] else 'entry '}{name!r} expands to more than "
-                         f"{MAX_BIB_VALUE:,} characters (strings joined with # again and again?)", BIB, line) from None
+                         f"{MAX_BIB_VALUE:,} characters, the most a field or @string may hold (strings joined "
+                         f"with # again and again?)", BIB, line) from None
     except PybtexSyntaxError as exc:
         raise BuildError(f"{_bare(exc)}{_inside(text, exc)}", BIB, exc.lineno) from None
     except PybtexError as exc:  # a repeated entry or field, a name it cannot read: the parser knows no line
@@ -177,19 +178,30 @@ class _TooLong(Exception):
 
 def _bounded_parser():
     """pybtex's BibTeX parser, refusing a value longer than MAX_BIB_VALUE before it is joined."""
-    from pybtex.database.input.bibtex import Parser
-    from pybtex.utils import CaseInsensitiveDict
+    from pybtex.database.input.bibtex import LowLevelParser, Parser
 
-    class Macros(CaseInsensitiveDict):
-        def __setitem__(self, name, value):  # an @string, joined from at most two of this size
-            if len(value) > MAX_BIB_VALUE:
+    class Strings(LowLevelParser):
+        def parse_string_body(self, body_end):  # pybtex's, with the length summed before the parts are joined
+            name = self.required([self.NAME]).value
+            self.current_field_name = name
+            self.required([self.EQUALS])
+            self.parse_value()
+            if sum(map(len, self.current_value)) > MAX_BIB_VALUE:
                 raise _TooLong(name, True)
-            super().__setitem__(name, value)
+            self.macros[name] = "".join(self.current_value)
 
     class Bounded(Parser):
-        def __init__(self):
-            super().__init__()
-            self.macros = Macros(self.macros)
+        def parse_string(self, text):  # pybtex's, with Strings for its LowLevelParser
+            self.unnamed_entry_counter = 1
+            self.command_start = 0
+            for entry in Strings(text, keyless_entries=self.keyless_entries, handle_error=self.handle_error,
+                                 want_entry=self.data.want_entry, filename=self.filename, macros=self.macros):
+                kind = entry[0].lower()
+                if kind == "preamble":
+                    self.process_preamble(*entry[1])
+                elif kind != "string":
+                    self.process_entry(entry[0], *entry[1])
+            return self.data
 
         def process_entry(self, entry_type, key, fields):
             for _, parts in fields:

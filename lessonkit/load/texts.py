@@ -33,10 +33,10 @@ def read_text(path: Path, shown: Path | str) -> str:
     return text
 
 
-def read_bytes(path: Path, shown: Path | str) -> bytes:
+def read_bytes(path: Path, shown: Path | str, limit: int = io.INPUT_LIMIT) -> bytes:
     """A course file's bytes, or a one-line error when it is not a regular file or is too large to read."""
     try:
-        return io.read_input(path)
+        return io.read_input(path, limit)
     except io.Refused as exc:
         raise BuildError(exc.strerror, shown) from None
 

@@ -29,6 +29,8 @@ def dask_address(spec: str) -> str:
     where = spec.removeprefix("dask:")
     if where == "local":
         return where
+    if spec.startswith("dask:") and "://" not in where:  # dask:HOST:PORT, as Dask itself reads it: tcp
+        where = f"tcp://{where}"
     try:
         parts = urlsplit(where)
         port = parts.port

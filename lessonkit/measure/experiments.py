@@ -517,7 +517,11 @@ def builder_facts(paths) -> dict[str, str]:
     import socket
     import tempfile
 
-    found = {str(Path.home()): "the home folder", sys.prefix: "the build's Python environment",
+    try:
+        home = str(Path.home())
+    except RuntimeError:  # no HOME, and no entry for this user
+        home = ""
+    found = {home: "the home folder", sys.prefix: "the build's Python environment",
              sys.base_prefix: "the build's Python", os.path.join(tempfile.gettempdir(), sandbox.SCRATCH_PREFIX):
              "the scratch folders' place", **{str(Path(p).resolve().parent.parent): "the course's folder"
                                              for p in paths if p is not None}}
@@ -530,22 +534,26 @@ def builder_facts(paths) -> dict[str, str]:
 
 
 def _no_builder_facts(report: Report, data, facts: dict) -> None:
-    """A report's texts (values, claim texts) must not carry the building machine's paths or host name, nor
-    a control character (names.CONTROLS)."""
-    todo = [data]
+    """A report's strings must not hold a control character (names.CONTROLS), and the texts a page shows (a
+    claim's text) not the building machine's paths or host name, each as a whole path or word: "err/root" in
+    a criterion is no home folder."""
+    import re
+
+    todo = [(data, False)]
     while todo:
-        item = todo.pop()
+        item, shown = todo.pop()
         if isinstance(item, dict):
-            todo += [*item.keys(), *item.values()]
+            todo += [(k, False) for k in item] + [(v, shown or k == "text") for k, v in item.items()]
         elif isinstance(item, list):
-            todo += item
+            todo += [(x, shown) for x in item]
         elif isinstance(item, str):
             odd = control_in(item)
             if odd:
                 raise BuildError(f"experiment {report.name} reports a text that holds {odd} ({item[:60]!r}): "
                                  f"a control character, or one that reorders the text as shown", report.path)
-            for fact, what in facts.items():
-                if fact in item:
+            for fact, what in facts.items() if shown else ():
+                end = "" if fact.endswith("-") else r"(?![\w.-])"  # (the scratch folders' prefix runs on)
+                if re.search(rf"(?<![\w./-]){re.escape(fact)}{end}", item):
                     raise BuildError(f"experiment {report.name} reports a text that holds {what} of the building "
                                      f"machine ({item[:60]!r}): what the build publishes may not carry the "
                                      f"builder's paths or host name", report.path)

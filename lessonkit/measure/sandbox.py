@@ -91,12 +91,15 @@ _UNPRIVILEGED = ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "
                  "--disable-userns"]
 
 
-def _jail(scratch: Path, readable: list[Path], disk: int) -> list[str]:
+def _jail(scratch: Path, readable: list[Path]) -> list[str]:
     """bwrap's arguments: the system read-only, `readable` read-only, `scratch` writable, nothing else; /tmp and
-    /dev/shm are tmpfs of `disk` bytes each."""
+    /dev/shm are folders of scratch, so that what is written there counts against its disk limit (a sized
+    tmpfs needs bubblewrap 0.8, which Ubuntu 22.04 has not)."""
+    for name in ("tmp", "shm"):
+        (scratch / f".{name}").mkdir(exist_ok=True)
+    # /tmp before anything below it is bound (the course, the venv or the scratch folder may be in /tmp)
     args = [*_UNPRIVILEGED, "--die-with-parent", "--new-session", "--clearenv", "--hostname", "lessonkit",
-            "--dev", "/dev", "--size", str(disk), "--tmpfs", "/dev/shm",
-            "--size", str(disk), "--tmpfs", "/tmp"]
+            "--dev", "/dev", "--bind", str(scratch / ".tmp"), "/tmp", "--bind", str(scratch / ".shm"), "/dev/shm"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # merged /usr: /bin -> usr/bin
         path = Path("/") / name
         if path.is_symlink():
@@ -129,8 +132,8 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
     progress must exist; each line in it is a step done, and each of the `steps` gets `timeout` seconds.
     The code can write to progress itself: the run as a whole ends after steps × timeout whatever it wrote.
     `limits` (site.yaml's limits:): memory_mb of address space and disk_mb for any one file (rlimits, which
-    the kernel holds for root too), disk_mb for the scratch folder and for each of /tmp and /dev/shm (sized
-    tmpfs), and processes at once; "limit" names the one the run went over, when it is the build that stopped
+    the kernel holds for root too), disk_mb for the scratch folder with the run's /tmp and /dev/shm in it,
+    and processes at once; "limit" names the one the run went over, when it is the build that stopped
     it (a run out of memory gets a MemoryError of its own). `readable`: folders it may read besides."""
     environ = {**ONE_THREAD, **{k: v for k, v in os.environ.items() if ALLOWED_ENV.match(k)}, **(env or {}),
                "PATH": "/usr/bin:/bin", "HOME": str(cwd), "TMPDIR": str(cwd), "LANG": "C.UTF-8",
@@ -140,7 +143,7 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
     disk = limits["disk_mb"] * 2**20
     if jail:
         sets = [a for k, v in sorted(environ.items()) for a in ("--setenv", k, v)]
-        cmd = [jail, *_jail(cwd, list(readable), disk), *sets, "--", *cmd]
+        cmd = [jail, *_jail(cwd, list(readable)), *sets, "--", *cmd]
     if shutil.which("prlimit"):  # util-linux's: the limits are set before the sandbox starts, and inherited
         cmd = [shutil.which("prlimit"), f"--as={limits['memory_mb'] * 2**20}", f"--fsize={disk}", "--", *cmd]
     with open(log, "wb") as out:
@@ -157,12 +160,13 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                count, alive = _processes(proc.pid, limits["processes"] + _OWN)
+                count, alive, halted = _processes(proc.pid, limits["processes"] + _OWN)
                 if count > limits["processes"] + _OWN:
                     over = "processes"
                     break
                 if jail:  # the code has ended, and its sandbox's init, which it stopped (ptrace), lives on
-                    unreaped = (unreaped or time.monotonic()) if count > alive and alive <= _OWN else None
+                    gone = alive <= _OWN and (count > alive or halted)  # (a zombie left, or init stopped)
+                    unreaped = (unreaped or time.monotonic()) if gone else None
                     if unreaped and time.monotonic() - unreaped > 0.5:
                         stopped = True
                         break
@@ -175,7 +179,7 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
                     grown = size
                 if grown != size:  # a step finished: the next one gets the whole time limit
                     size, deadline = grown, min(time.monotonic() + timeout, final)
-                elif time.monotonic() > deadline:
+                if time.monotonic() > min(deadline, final):  # (checked on every turn, growing or not)
                     timed_out = True
                     break
         finally:  # also when the build itself is interrupted: nothing the code started outlives it
@@ -194,22 +198,24 @@ def supervise(cmd: list[str], cwd: Path, progress: Path, log: Path, timeout: flo
 _OWN = 2  # processes of the sandbox's own: bubblewrap and the init of its process namespace
 
 
-def _processes(pid: int, most: int) -> tuple[int, int]:
-    """The run's processes (pid and its descendants, from /proc), counted no further than most + 1, and how
-    many of them are alive (not zombies)."""
-    seen, alive, todo = 0, 0, [pid]
+def _processes(pid: int, most: int) -> tuple[int, int, int]:
+    """The run's processes (pid and its descendants, from /proc), counted no further than most + 1; how many
+    of them are alive (not zombies), and how many stopped (a signal, or a tracer)."""
+    seen, alive, stopped, todo = 0, 0, 0, [pid]
     while todo and seen <= most:
         here = todo.pop()
         seen += 1
         try:
             with open(f"/proc/{here}/stat", "rb") as f:
-                alive += f.read().rpartition(b")")[2].split()[0] != b"Z"
+                state = f.read().rpartition(b")")[2].split()[0]
+            alive += state != b"Z"
+            stopped += state in (b"T", b"t")
             for task in os.listdir(f"/proc/{here}/task"):
                 with open(f"/proc/{here}/task/{task}/children", "rb") as f:
                     todo += map(int, f.read().split())
         except (OSError, ValueError, IndexError):  # it ended meanwhile, or the kernel does not list children
             pass
-    return seen, alive
+    return seen, alive, stopped
 
 
 def _disk_used(folder: Path, most: int) -> int:
@@ -234,7 +240,7 @@ def _disk_used(folder: Path, most: int) -> int:
 def over_limit(limit: str, limits: dict) -> str:
     """The message of a run the build stopped at one of its limits."""
     what = {"processes": f"started more than {limits['processes']} processes at once",
-            "disk_mb": f"wrote more than {limits['disk_mb']} MiB into its scratch folder",
+            "disk_mb": f"wrote more than {limits['disk_mb']} MiB (or 100,000 files) into its scratch folder",
             "memory_mb": f"ran out of its {limits['memory_mb']} MiB of memory"}[limit]
     return f"{what}, the run's limit (content/site.yaml: limits: {limit})"
 

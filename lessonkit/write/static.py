@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from lessonkit.errors import BuildError
+from lessonkit.io import STATIC_LIMIT
 from lessonkit.load import theme
 from lessonkit.load.texts import read_bytes, read_text
 from lessonkit.write import mathfont
@@ -27,7 +28,7 @@ def static_files(root: Path, math: set[str], cache: Path) -> dict[str, bytes]:
         elif p.suffix == ".css":
             data = compact_css(read_text(p, shown)).encode("utf-8")
         else:
-            data = read_bytes(p, shown)
+            data = read_bytes(p, shown, STATIC_LIMIT)
         files[f"static/{rel}"] = data
     return files
 

@@ -1129,6 +1129,35 @@ def test_every_input_is_read_within_bounds(built, rel, starts, kind):
     assert snapshot(root / "site") == before
 
 
+@pytest.mark.parametrize("sealed_here", [False, True])
+def test_a_compiled_template_runs_only_when_this_users_build_sealed_it(built, sealed_here):
+    """Compiled templates are kept in .cache/templates/, sealed: one forged there (by a course that arrives
+    with its .cache/) is compiled anew, never run. Sealed with this user's key, it would run: the seal is
+    what stands between them."""
+    import base64
+    import json
+    import marshal
+
+    from lessonkit.io import write_cache
+
+    root, _ = built
+    shutil.rmtree(root / ".cache" / "templates")
+    assert build(root, "--force").returncode == 0  # (entries for this folder: a key holds the template's path)
+    marker = root / "ran"
+    evil = base64.b64encode(marshal.dumps(compile(f"open({str(marker)!r}, 'w').write('x')", "t", "exec"))).decode()
+    entries = sorted((root / ".cache" / "templates").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        kept = json.loads(entry.read_bytes().partition(b"\n")[2])
+        forged = {**kept, "code": evil}
+        if sealed_here:
+            write_cache(entry, forged)
+        else:
+            entry.write_text("0" * 64 + "\n" + json.dumps(forged), "utf-8")
+    result = build(root, "--force")
+    assert marker.exists() == sealed_here, result.stderr
+
+
 def test_check_refuses_every_script_handler_and_address_the_engine_did_not_write(built):
     """A course's templates, static files and styles are its code: --check allows the engine's own scripts,
     by place and by bytes, and nothing else that a browser would run (an allowlist, so a spelling of

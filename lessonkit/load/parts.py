@@ -57,6 +57,40 @@ class Loader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
+class SealedTemplates(jinja2.BytecodeCache):
+    """Compiled templates, kept in the course's .cache/templates/ as sealed JSON (io.write_cache): an entry this
+    user's builds did not write is never read. (Jinja's own file cache unpickles what it finds there before it
+    compares: a pickle in a course's .cache/ ran at load time.) The code is marshalled, for this Python and
+    this Jinja only."""
+
+    def __init__(self, folder: Path):
+        import sys
+
+        self.folder, self.made_by = folder, f"{sys.version} jinja2 {jinja2.__version__}"
+
+    def load_bytecode(self, bucket) -> None:
+        import base64
+        import marshal
+
+        from lessonkit.io import read_cache
+
+        kept = read_cache(self.folder / f"{bucket.key}.json")
+        if isinstance(kept, dict) and kept.get("checksum") == bucket.checksum and kept.get("made_by") == self.made_by:
+            try:
+                bucket.code = marshal.loads(base64.b64decode(kept["code"]))
+            except (ValueError, TypeError, EOFError):
+                bucket.reset()
+
+    def dump_bytecode(self, bucket) -> None:
+        import base64
+        import marshal
+
+        from lessonkit.io import write_cache
+
+        write_cache(self.folder / f"{bucket.key}.json", {"checksum": bucket.checksum, "made_by": self.made_by,
+                                                         "code": base64.b64encode(marshal.dumps(bucket.code)).decode()})
+
+
 def template_error(exc: Exception, root: Path) -> BuildError:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         name = exc.filename or exc.name or "templates"
@@ -99,7 +133,8 @@ class Parts:
 
                     self._env = ImmutableSandboxedEnvironment(
                         loader=Loader(self.root), autoescape=True, finalize=_escaped, undefined=jinja2.StrictUndefined,
-                        trim_blocks=True, lstrip_blocks=True)
+                        trim_blocks=True, lstrip_blocks=True,
+                        bytecode_cache=SealedTemplates(self.root / ".cache" / "templates" / "parts"))
                 template = self._made[name] = self._env.get_template(f"parts/{name}.html")
             return template.render(context)
         except BuildError:

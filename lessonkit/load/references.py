@@ -56,25 +56,29 @@ def load(root: Path, languages: list[str], tags: dict, style: object = MISSING, 
     read = set() if read is None else read
     key = _digest(root, languages, tags, style)
     cache = root / ".cache" / "references.json"
-    kept = read_cache(cache)
+    kept = read_cache(cache) if key else None
     if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("sources"), dict):
         read.update(root / rel for rel in kept["read"])
         return kept["sources"]
     mine: set = set()
     out = _load(root, languages, tags, style, mine)
     read |= mine
-    write_cache(cache, {"key": key, "read": sorted(p.relative_to(root).as_posix() for p in mine), "sources": out})
+    if key:
+        write_cache(cache, {"key": key, "read": sorted(p.relative_to(root).as_posix() for p in mine), "sources": out})
     return out
 
 
-def _digest(root: Path, languages: list[str], tags: dict, style: object) -> str:
+def _digest(root: Path, languages: list[str], tags: dict, style: object) -> str | None:
     """What the formatted sources depend on: the data files, the styles, the languages and their tags, and the
-    code that formats them."""
+    code that formats them. None where one of the files is there but not a regular file (a folder, a FIFO):
+    no cache, so that reading them says what is wrong."""
     from lessonkit.io import digest
     from lessonkit.versions import package_version
 
     files = [root / BIB, root / YAML] + [chosen for lang in languages
                                          if isinstance(chosen := style_for(root, style, lang)[0], Path)]
+    if any(f.exists() and not f.is_file() for f in files) or any(f.is_symlink() for f in files):
+        return None
     return digest([str(f.relative_to(root)) for f in files if f.is_file()],
                   *[read_bytes(f, f.relative_to(root)) for f in files if f.is_file()],
                   languages, tags, None if style is MISSING else style, Path(__file__).read_bytes(),

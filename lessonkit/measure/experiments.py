@@ -332,7 +332,7 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
                              "content/site.yaml")
         code = code_hash(path)
         report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
-                        parameters=provenance.parameters(path.read_text("utf-8")),
+                        parameters=provenance.kept_parameters(source_text(path), cache_dir.parent / "parameters"),
                         produced_by=frozen.produced_by(code, runner_hash()), file=path)
         thawed = not force and _thaw(root, report, seeds, policy, progress)
         verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []

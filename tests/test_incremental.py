@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, build_here, edit, make_book, run_build, snapshot
+from conftest import ROOT, append_to_page, build_here, edit, make_book, make_course, run_build, snapshot
 
 
 def build(root, out, *args):
@@ -102,3 +102,30 @@ def test_an_edit_of_site_yaml_renders_every_page_again(tiny):
     edit(tiny, "content/site.yaml", "zh: 小课", "zh: 新课")
     result, _ = build_here(tiny, seeds=2)
     assert result["rendered"] and "新课" in (tiny / "site" / "zh" / "page.html").read_text("utf-8")
+
+
+def test_an_experiments_source_page_is_kept_until_what_it_shows_changes(tmp_path):
+    """Source pages are kept by what makes them: a title of a page that shows the experiment, the experiment's
+    code and the templates each make it again; a prose edit does not."""
+    root = make_course(tmp_path / "c")
+    source = root / "site/en/experiments/tiny.html"
+
+    def built() -> str:
+        result = run_build("--no-search", "--seeds", "2", "--out", root / "site", root=root)
+        assert result.returncode == 0, result.stderr
+        return source.read_text("utf-8")
+
+    first = built()
+    kept = (root / ".cache/source-pages/tiny.en.json").stat().st_mtime_ns
+    append_to_page(root, "page", {"zh": "\n再一句。\n", "en": "\nOne more.\n"})
+    assert built() == first and (root / ".cache/source-pages/tiny.en.json").stat().st_mtime_ns == kept
+    page = root / "content/en/page.md"
+    page.write_text(page.read_text("utf-8").replace("title: A tiny experiment", "title: A small experiment"), "utf-8")
+    assert ">A small experiment</a>" in built()
+    code = root / "experiments/tiny.py"
+    code.write_text(code.read_text("utf-8").replace('NAME = "tiny"', '# a new line\nNAME = "tiny"'), "utf-8")
+    assert "a new line" in built()
+    template = root / "templates/experiment.html"
+    template.write_text(template.read_text("utf-8").replace("<p>{{ s.run_it_yourself }}</p>",
+                                                            "<p>{{ s.run_it_yourself }} (kept?)</p>"), "utf-8")
+    assert "(kept?)" in built()

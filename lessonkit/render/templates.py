@@ -235,11 +235,18 @@ def experiment_files(env, course, m, build_info: dict, pages: list[Built]) -> di
     """What a reader needs to run each experiment: its files as the build ran them (the experiment, the modules
     it imports, the harness, the criteria evaluator) under experiments/, and its source as a page in each
     language, with line anchors that the provenance panels link to, and links to the pages that show it."""
+    from lessonkit.io import digest, files_digest, read_cache, write_cache
+    from lessonkit.load import theme
+    from lessonkit.load.inputs import skipped
     from lessonkit.measure import experiments, provenance
     from lessonkit.versions import package_version
 
     files: dict[str, bytes] = {}
     site = course.site
+    # A source page is kept by what makes it: the templates and the engine, and everything it is given (the
+    # pages that show it by address and title). Rendering a few hundred lines through the sandbox costs.
+    made_by = files_digest(*theme.folders(course.root), Path(__file__).resolve().parent.parent, skip=skipped)
+    kept_in = course.root / ".cache" / "source-pages"
     for report in m.reports:
         path = course.root / report.path
         sources = experiments.local_sources(path)
@@ -256,12 +263,18 @@ def experiment_files(env, course, m, build_info: dict, pages: list[Built]) -> di
 
                 raise BuildError(f"this page's address {url} is that of experiment {report.name}'s source page; "
                                  f"move the page (or rename the experiment)", clash.path)
-            files[url] = render_template(
-                env, course.root, "experiment.html", site=site.config, lang=lang, s=course.strings[lang],
-                root="../../", build=build_info,
-                alternates=[(other, source_page(report.name, other)) for other in site.languages],
-                e={"path": str(report.path), "file": path.name, "files": names_, "seed": course.seed,
-                   "numpy": package_version("numpy"), "lines": lines,
-                   "shown_on": [b.page for b in pages if b.lang == lang and report.name in b.collected.experiments]}
-            ).encode("utf-8")
+            shown_on = [b.page for b in pages if b.lang == lang and report.name in b.collected.experiments]
+            context = dict(site=site.config, lang=lang, s=course.strings[lang], root="../../", build=build_info,
+                           alternates=[(other, source_page(report.name, other)) for other in site.languages],
+                           e={"path": str(report.path), "file": path.name, "files": names_, "seed": course.seed,
+                              "numpy": package_version("numpy"), "lines": lines, "shown_on": shown_on})
+            key = digest(made_by, {**context, "e": {**context["e"], "shown_on": [(p.url, p.title) for p in shown_on]}})
+            stored = kept_in / f"{report.name}.{lang}.json"
+            kept = read_cache(stored)
+            if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("html"), str):
+                files[url] = kept["html"].encode("utf-8")
+                continue
+            html = render_template(env, course.root, "experiment.html", **context)
+            write_cache(stored, {"key": key, "html": html})
+            files[url] = html.encode("utf-8")
     return files

@@ -89,6 +89,16 @@ def test_summary_lists_every_claim_with_criterion_and_rerun_command(book):
     assert '<details class="hint"><summary>Hint</summary>' in en
 
 
+def test_a_refutation_that_holds_carries_no_tick(book):
+    """A first criterion the data keeps refuting held, but the sentence it stands for is wrong: "✓ still
+    refuted" read as a tick on a false statement. Its mark, row and panel say ✗."""
+    for lang, words in (("en", "still refuted"), ("zh", "否决仍成立")):
+        html = (book / f"site/{lang}/page.html").read_text("utf-8")
+        assert f"✓ {words}" not in html and html.count(f"✗ {words}") >= 2, lang  # the {claim} mark and the row
+        assert re.search(r'class="prov-title"[^>]*>✗ ', html), lang
+        assert "✓ " + ("passed" if lang == "en" else "通过") in html  # the claims that hold keep theirs
+
+
 @pytest.mark.slow
 def test_figures_are_svg_in_both_languages_and_byte_identical(book, tmp_path):
     out = tmp_path / "again"

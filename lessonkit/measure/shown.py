@@ -110,5 +110,5 @@ def claim_status_html(parts, m, strings: dict, key: str) -> str:
     no measurement: it carries no tick."""
     claim = m.claim(key)
     label = strings["derived"] if not claim.measures else strings["refuted_holds"] if claim.refuted else strings["passed"]
-    return parts("claim_status", key=key, anchor=claim_anchor(key), measures=claim.measures, label=label,
-                 strings=strings)
+    return parts("claim_status", key=key, anchor=claim_anchor(key), measures=claim.measures,
+                 refuted=bool(claim.refuted), label=label, strings=strings)

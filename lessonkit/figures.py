@@ -246,10 +246,11 @@ def _store(cache_dir: Path, fid: str, lang: str, path: Path, svg: bytes, read: l
         for old in [*cache_dir.glob(f"{fid}.{lang}.*.svg"), *cache_dir.glob(f"{fid}.{lang}.*.json")]:
             old.unlink()
         path.write_bytes(svg)
-        if not write_cache(path.with_suffix(".json"), {"read": read, "svg": hashlib.sha256(svg).hexdigest()}):
-            raise OSError(0, "not writable")
-    except OSError as exc:
-        warn(f"warning: cannot write the figure cache ({exc.strerror}: {path}); figures are drawn again next time")
+        kept = write_cache(path.with_suffix(".json"), {"read": read, "svg": hashlib.sha256(svg).hexdigest()})
+    except OSError:
+        kept = False
+    if not kept:
+        warn(f"warning: cannot write the figure cache ({path}); figures are drawn again next time")
 
 
 # -- in the worker process -------------------------------------------------------------------------

@@ -128,6 +128,17 @@ def run(root: Path, site: Path, strict: bool = False, runner=None, validator: bo
     return problems
 
 
+def unquoted(site: Path) -> list[str]:
+    """The statements resting on a source that quote none of its words, one line each (--check --strict
+    lists them: their places were not checked against the source's text)."""
+    try:
+        listed = json.loads((site / MANIFEST).read_text("utf-8")).get("unquoted", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [f"{path}:{line}: rests on {ref} but quotes none of its text: place not checked against it"
+            for path, line, ref in listed]
+
+
 def _xml_errors(rel: str, path: Path) -> list[str]:
     """sitemap.xml and any other XML the site holds must be well-formed."""
     import xml.etree.ElementTree as ET
@@ -356,6 +367,13 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
                        f"{row.seeds} seeds; the experiments say {claim.held} of {claim.seeds}")
         elif claim.held < claim.required:
             out.append(f"{rel}: claim {claim.key} held on {claim.held} of {claim.seeds} seeds, fewer than required")
+    for mark in s.audits:  # a statement verified by a criterion no move of what it measures makes fail
+        if mark.status not in ("verified", "partly"):
+            continue
+        for claim in (m.claims.get(key) for key in mark.claims):
+            if claim is not None and claim.on_course_seed and (not claim.measures or not claim.fails_when):
+                out.append(f"{rel}: {mark.id} is marked {mark.status} by claim {claim.key}, whose criterion "
+                           f"cannot fail on what it measures ({claim.criterion})")
     return out
 
 

@@ -268,6 +268,11 @@ def main(argv=None, default_root: Path | None = None, prog: str | None = None) -
             problems = pipeline.check(options)
             for problem in problems:
                 print(problem, file=sys.stderr)
+            if options.strict:
+                from lessonkit import checks
+
+                for line in checks.unquoted(options.out):
+                    print(f"note: {line}")
             print(f"check: {len(problems)} problem(s)" if problems else "check: no problems",
                   file=sys.stderr if problems else sys.stdout)
             return 1 if problems else 0

@@ -412,8 +412,11 @@ def check(options: Options) -> list[str]:
 
 def summary(result: dict, out: Path) -> str:
     audits = result["audits"]
-    audited = ("; audited statements: " + ", ".join(f"{n} {status}" for status, n in audits.items())
-               if any(audits.values()) else "")
+    unchecked = audits.get("unchecked", 0)
+    audited = ("; audited statements: " + ", ".join(f"{n} {status}" for status, n in audits.items()
+                                                    if status != "unchecked")
+               + (f" ({unchecked} resting on a source quote none of its text: not checked against it)"
+                  if unchecked else "") if any(audits.values()) else "")
     return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
             f"{len(result['built']) - result['rendered']} unchanged): {result['claims']} claims held on "
             f"{result['seeds']} seed(s), {result['runs']} experiment run(s){audited}, {result['seconds']:.2f} s")

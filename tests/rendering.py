@@ -12,6 +12,7 @@ from lessonkit.markdown import parser
 from lessonkit.markdown.plugins import fill_figure_slots
 from lessonkit.markdown.plugins.outline import strip_markers
 from lessonkit.measure.claims import Claim, Measurements, Value
+from lessonkit.measure.falsifiable import fails_when
 from lessonkit.model import Page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +27,7 @@ def measurements() -> Measurements:
     claim = Claim(key="exp.vanish", criterion="exp.ratio < 1e-6", text={"zh": "消失", "en": "vanishes"},
                   shows=["exp.ratio"], refuted=False, note={}, experiment="experiments/exp.py",
                   seed=0, params={}, source_lines=[1, 2], versions={})
+    claim.fails_when = fails_when(claim.criterion, claim.refuted, {"exp.ratio": 1.08e-7}, ["exp.ratio"], {"exp.ratio"})
     m.claims = {claim.key: claim}
     m.values["exp.ratio"].claim = m.values["exp.ratio"].listing = "exp.vanish"
     return m

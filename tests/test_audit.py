@@ -177,3 +177,93 @@ def test_a_number_in_another_script_is_a_number(text, numbers):
     from lessonkit.markdown.plugins.unaccounted import bare_numbers
 
     assert bare_numbers(text) == numbers
+
+
+QUOTED = {lang: text + ("\n[它这样说]{.claim audit=cited ref=src2020 at=\"第 4 节\" quote=\"the mean is, in our words, zero\" "
+                        "quote_at=\"Abstract\"}。\n" if lang == "zh" else
+                        "\n[It says so]{.claim audit=cited ref=src2020 at=\"Section 4\" quote=\"the mean is, in our words, "
+                        "zero\" quote_at=\"Abstract\"}.\n")
+          for lang, text in AUDITED.items()}
+
+
+def test_a_cited_statement_shows_its_sources_words_or_says_its_place_was_not_checked(tmp_path):
+    root = course(tmp_path, QUOTED)
+    result = build(root, "--check", "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 cited" in result.stdout and "(1 resting on a source quote none of its text" in result.stdout
+    # --check --strict names the one that quotes nothing, in each language, at its line: notes, not problems.
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: content/{lang}/page.md:{line}: rests on src2020 but quotes none of its text: place "
+                     f"not checked against it" for lang, line in (("zh", 8), ("en", 9))], result.stdout
+    html = (root / "site/en/page.html").read_text("utf-8")
+    unquoted, quoted = (html[html.index(f'id="audit-panel-{n}"'):] for n in (3, 6))
+    unquoted, quoted = unquoted[:unquoted.index("</div>")], quoted[:quoted.index("</div>")]
+    assert "Place not checked against the source" in unquoted and "audit-quote" not in unquoted
+    assert '<p lang="en">the mean is, in our words, zero</p>' in quoted and "Quoted from: Abstract" in quoted
+    assert "not checked" not in quoted
+    assert "1 of the statements that rest on a source quote none of its text" in html
+    zh = (root / "site/zh/page.html").read_text("utf-8")
+    assert "其中 1 条依据文献的陈述没有引用原话" in zh and '<p lang="en">the mean is, in our words, zero</p>' in zh
+
+
+@pytest.mark.parametrize("markup, message", [
+    ('[x]{.claim audit=unverified quote="words"}', "quote= holds a source's own words: it needs the source, ref="),
+    ('[x]{.claim audit=cited ref=src2020 at="§1" quote_at="§2"}', "quote_at= is where the quoted words stand"),
+    ('[x]{.claim audit=cited ref=src2020 at="§1" quote="' + "w" * 301 + '"}', "quote= is 301 characters"),
+])
+def test_a_quote_without_its_source_or_too_long_is_a_one_line_error(tmp_path, markup, message):
+    pages = {lang: text + f"\n{markup}\n" for lang, text in TINY_PAGES.items()}
+    result = build(course(tmp_path, pages))
+    assert result.returncode == 1 and result.stderr.count(message) == 2, result.stderr
+    assert result.stderr.startswith("error: content/en/page.md:"), result.stderr
+
+
+def test_a_statement_verified_by_a_criterion_that_cannot_fail_is_refused_at_its_line(tmp_path):
+    """`abs(mean) < 0.6` fails once the mean moves past 0.6 (set just above it); `abs(mean) >= 0` fails on no
+    value at all: it verifies nothing, in the build and in --check."""
+    from conftest import TINY_EXPERIMENT
+
+    root = course(tmp_path)
+    assert build(root).returncode == 0
+    experiment = root / "experiments" / "tiny.py"
+    experiment.write_text(TINY_EXPERIMENT.replace('criterion="abs(mean) < 0.6"', 'criterion="abs(mean) >= 0"'), "utf-8")
+    result = run_build("--no-search", "--seeds", "2", "--out", root / "site", "--check-only", root=root)
+    assert result.returncode == 1
+    assert "en/page.html: audit-1 is marked verified by claim tiny.mean, whose criterion cannot fail on what it " \
+           "measures (abs(mean) >= 0)" in result.stderr, result.stderr
+    result = build(root)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("error: content/en/page.md:9: audit=verified rests on claim tiny.mean, whose "
+                               "criterion 'abs(mean) >= 0' no move of the measured values it reads can make fail")
+    assert lines[-1] == "2 errors" and lines[1].startswith("error: content/zh/page.md:8: "), result.stderr
+
+
+def test_the_footer_states_what_the_page_shows_counted_by_the_build(tmp_path):
+    """No fixed sentence about what was measured: the footer counts this page's measured numbers (mean, spread and
+    noise: n is a parameter), its experiments and their seeds, and its statements resting on a source."""
+    import html as html_module
+
+    from conftest import edit
+
+    root = course(tmp_path, {lang: text.replace("{val}`tiny.mean`", "{val}`tiny.mean` {val}`tiny.mean:.2f`")
+                             for lang, text in TINY_PAGES.items()})
+    assert build(root).returncode == 0
+
+    def footer(lang="en"):
+        page = html_module.unescape((root / "site" / lang / "page.html").read_text("utf-8"))
+        return page[page.index('<footer class="site-footer"'):page.index("</footer>")]
+
+    assert ("Numbers on this page measured by experiments: 3, by 1 experiment(s), each over 2 seed(s); 2 seed(s) of "
+            "each run on the machine that built the site.") in footer()  # (mean shown twice is one number)
+    assert "Experiments' parameters shown (set, not measured): 1." in footer()
+    assert "Statements resting on a source" not in footer()
+    assert "本页由实验测得的数值：3 个，来自 1 个实验" in footer("zh")
+    for lang, words in (("en", "[A paper says so]{.claim audit=cited ref=src2020 at=\"§3\" quote=\"so\"} "
+                                "and the parity {val}`tiny.odd`"),
+                        ("zh", "[论文这样说]{.claim audit=cited ref=src2020 at=\"§3\"}，奇偶 {val}`tiny.odd`")):
+        edit(root, f"content/{lang}/page.md", "## ", f"{words}\n\n## ")
+    assert build(root).returncode == 0
+    assert "measured by experiments: 4, by 1 experiment(s)" in footer()
+    assert "Statements resting on a source: 1, of which 1 quote its own words." in footer()
+    assert "依据文献的陈述：1 条，其中 0 条引用了出处的原话。" in footer("zh")

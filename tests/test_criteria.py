@@ -79,3 +79,25 @@ def test_a_hostile_criterion_is_one_line_at_its_claim_and_publishes_nothing(tmp_
     assert len(lines) == 1 and lines[0].startswith(f"error: experiments/tiny.py:{line}: "), result.stderr
     assert "cannot be evaluated" in lines[0] and len(lines[0]) < 600
     assert not (root / "site").exists()
+
+
+@pytest.mark.parametrize("criterion, values, moved, flips", [
+    ("x < 0.1", {"x": 0.001}, ["x"], "x set to 0.1"),  # far below its threshold, and still able to fail
+    ("x < 1e-12", {"x": 3e-17}, ["x"], "x set to 1e-12"),
+    ("0.8 < xs[0] / xs[-1] < 1.25", {"xs": [1.0, 1.1, 1.05]}, ["xs"], "xs's first element halved"),
+    ("not (min(sweep.a) <= b <= max(sweep.a))", {"a": 5.0, "b": 1e9, "sweep.a": [5.0, 6.0]}, ["a"], "a set to b"),
+    ("a < b", {"a": 1.0, "b": 1.5}, ["a", "b"], "a doubled"),
+    ("increasing(xs)", {"xs": [1, 2, 3]}, ["xs"], "xs negated"),
+    ("abs(x) >= 0", {"x": 0.3}, ["x"], ""),  # true of every number
+    ("x == x", {"x": 0.3}, ["x"], ""),
+    ("len(xs) == 3", {"xs": [0.1, 0.2, 0.3]}, ["xs"], ""),  # its length is no measurement
+    ("x < 1 or x >= 1", {"x": 0.5}, ["x"], ""),
+])
+def test_a_criterion_that_no_move_of_its_measured_values_changes_cannot_fail(criterion, values, moved, flips):
+    from lessonkit.measure.falsifiable import fails_when
+
+    read = {k.removeprefix("sweep.") for k in values}
+    found = fails_when(criterion, False, values, moved, read)
+    assert found == flips, (criterion, found)
+    if flips:
+        assert fails_when(criterion, True, values, moved, read), "a refuted criterion can fail exactly when its own can"

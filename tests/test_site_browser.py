@@ -402,7 +402,7 @@ def test_a_side_by_side_page_says_its_chrome_in_both_languages(site):
         for key in ("skip", "search", "home", "audit_layer"):
             assert strings[source][key] in page, key
             assert f'lang="{tag}">· {strings[lang][key]}</span>' in page, key
-        assert strings[lang]["built_with_seed"].split("{")[0] in page
+        assert strings[lang]["footer_measured"].split("{")[0] in page  # the footer in both languages
         single = html_module.unescape((site / source / "lesson.html").read_text("utf-8"))
         assert f'lang="{tag}">· {strings[lang]["skip"]}' not in single  # a page in one language: its own
 

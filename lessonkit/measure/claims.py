@@ -15,6 +15,7 @@ from pathlib import Path
 from lessonkit import criteria, io
 from lessonkit.errors import BuildError
 from lessonkit.io import read_cache
+from lessonkit.measure import falsifiable
 from lessonkit.measure.experiments import Report
 from lessonkit.names import did_you_mean
 
@@ -42,6 +43,9 @@ class Claim:
     on_course_seed: bool = True
     # False when every value the criterion reads is a parameter: it tests nothing measured.
     measures: bool = True
+    # How its verdict changes when a measured value it reads moves ("p2.ratio halved"); "" when no move
+    # (halved, doubled, negated, zeroed, swapped) changes it: a criterion that cannot fail verifies nothing.
+    fails_when: str = ""
 
     @property
     def required(self) -> int:
@@ -130,7 +134,7 @@ class Measurements:
             raise BuildError(f"unknown claim {key!r}{suggest(key, self.claims)}") from None
 
 
-SWEEP = "sweep"  # the name a criterion reads a value's list over the seeds by: sweep.p3.norm_last
+SWEEP = falsifiable.SWEEP  # the name a criterion reads a value's list over the seeds by: sweep.p3.norm_last
 
 
 def split_index(key: str) -> tuple[str, int | None]:
@@ -159,7 +163,7 @@ class Verdicts:
     re-evaluate `np.` criteria on values it has judged before. A changed value changes the digest."""
 
     def __init__(self, path: Path | None = None):
-        self.path, self.seen, self.used = path, {}, {}
+        self.path, self.seen, self.used, self.moves_digest = path, {}, {}, ""
         if path is not None:
             self.seen = read_cache(path, {})
             if not isinstance(self.seen, dict):
@@ -172,6 +176,18 @@ class Verdicts:
             verdict = criteria.holds(criterion, refuted, values)
         self.used[key] = verdict
         return verdict
+
+    def fails_when(self, digest: str, claim: Claim, values: dict, moved: list) -> str:
+        """The first move of a measured value that changes the claim's verdict ("" if none): see `moves`."""
+        if not self.moves_digest:  # a change of the moves tried is a change of the answer
+            self.moves_digest = io.digest(Path(falsifiable.__file__).read_bytes(), length=16)
+        key = io.digest("fails-when", self.moves_digest, digest, str(claim.refuted), claim.criterion)
+        found = self.seen.get(key)
+        if not isinstance(found, str):
+            found = falsifiable.fails_when(claim.criterion, claim.refuted, values, moved,
+                                           reads(claim.criterion, values))
+        self.used[key] = found
+        return found
 
     def save(self) -> None:
         if self.path is None or self.used == self.seen:
@@ -208,7 +224,11 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None, gather: boo
                 m.failures.append(exc)
                 claim.held = 0
             read = reads(claim.criterion, data["values"])
-            claim.measures = any(not m.values[f"{name}.{vid}"].parameter for vid in read)
+            measured = sorted(vid for vid in read if not m.values[f"{name}.{vid}"].parameter)
+            claim.measures = bool(measured)
+            if measured and claim.on_course_seed:
+                claim.fails_when = verdicts.fails_when(report.digests[report.seeds[0]] + _everyone(report, claim),
+                                                       claim, _judged_values(report, claim), measured)
             passed += claim.passed
             m.claims[claim.key] = claim
             for vkey in claim.shows if claim.on_course_seed else ():
@@ -259,12 +279,24 @@ def _check_claim_id(m: Measurements, name: str, c: dict, report: Report) -> None
                          report.path, c.get("line"))
 
 
+def _everyone(report: Report, claim: Claim) -> str:
+    """A sweep criterion reads every seed: the digest of all their reports (else "")."""
+    if not uses_sweep(claim.criterion):
+        return ""
+    return hashlib.sha256("".join(report.digests[s] for s in report.seeds).encode()).hexdigest()
+
+
+def _judged_values(report: Report, claim: Claim) -> dict:
+    """What the criterion reads on the course seed: its values, and the sweep's when it reads that."""
+    return {**report.data["values"], **(sweep_values(report) if uses_sweep(claim.criterion) else {})}
+
+
 def _judge(claim: Claim, c: dict, report: Report, verdicts: Verdicts) -> None:
     """Evaluate the claim on every seed's values; raise unless it holds where it must."""
     failed = []
     # A criterion over the sweep reads every seed: its verdict rests on all their reports.
     sweep = sweep_values(report) if uses_sweep(claim.criterion) else {}
-    everyone = hashlib.sha256("".join(report.digests[s] for s in report.seeds).encode()).hexdigest() if sweep else ""
+    everyone = _everyone(report, claim)
     for seed in report.seeds:
         run = report.runs[seed]
         mine = next((x for x in run["claims"] if x["id"] == c["id"]), None)

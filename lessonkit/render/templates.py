@@ -110,7 +110,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    bibliography=bibliography(built.collected.audits, page.lang),
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    evidence={"numbers": len(built.collected.values), "experiments": len(built.collected.experiments),
-                             "claims": len(built.collected.claims)},
+                             "claims": len(built.collected.claims)}, counts=evidence_counts(m, [built.collected]),
                    title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
                    side_by_side=side_by_side_links(course, page))
 
@@ -168,6 +168,7 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
         also=course.strings[other.lang], also_lang=other.lang,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
+        counts=evidence_counts(m, [collected]),
         bibliography=bibliography(collected.audits, src.lang), has_math="<math" in src.body + other.body))
 
 
@@ -177,12 +178,39 @@ def bibliography(audits: list, lang: str) -> list[dict]:
     return sorted(cited.values(), key=lambda ref: ref["order"][lang])
 
 
+def evidence_counts(m, collected_list: list) -> dict:
+    """What the footer states, counted from what the pages show: the numbers measured and by how many experiments,
+    on how many seeds and how many of those were run when the site was built; the parameters; the statements
+    resting on a source, and how many quote it."""
+    from lessonkit.markdown.plugins.spans import unchecked
+
+    measured, parameters, experiments = set(), set(), set()
+    for collected in collected_list:
+        for key in collected.values:
+            entry = m.entry(key)
+            if entry.counted:
+                continue
+            (parameters if entry.parameter else measured).add(entry.key)
+            if not entry.parameter:
+                experiments.add(entry.key.split(".", 1)[0])
+    reports = [r for r in m.reports if r.name in experiments]
+    sourced = [a for collected in collected_list for a in collected.audits
+               if a.get("ref_key") and a["status"] in ("cited", "refuted")]
+    return {"measured": len(measured), "parameters": len(parameters), "experiments": len(reports),
+            "seeds": min((len(r.seeds) for r in reports), default=0),
+            # seeds measured on the building machine: all but the frozen ones, and the frozen ones run again
+            "rerun": min((len(r.seeds) - len(r.frozen_at) + len(r.checked) for r in reports), default=0),
+            "sourced": len(sourced), "quoted": sum(not unchecked(a) for a in sourced)}
+
+
 def audit_counts(audits: list) -> dict:
-    from lessonkit.markdown.plugins.spans import AUDITS
+    """Statements by status, and `unchecked`: those resting on a source whose words they do not quote."""
+    from lessonkit.markdown.plugins.spans import AUDITS, unchecked
 
     counts = dict.fromkeys(AUDITS, 0)
     for a in audits:
         counts[a["status"]] += 1
+    counts["unchecked"] = sum(map(unchecked, audits))
     return counts
 
 

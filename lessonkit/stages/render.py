@@ -94,6 +94,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
 def site_pages(course, pages: list, measured, env, info: dict) -> dict:
     """The files made from the whole course: glossaries, the home page, 404, search, sitemap, the experiments
     a reader can run (and their source pages), the manifest."""
+    from lessonkit.markdown.plugins.spans import unchecked
     from lessonkit.render import templates
     from lessonkit.write import staging
 
@@ -110,5 +111,8 @@ def site_pages(course, pages: list, measured, env, info: dict) -> dict:
         # Numbers in prose that nothing accounts for: --check reports them with their lines.
         "unaccounted": [[str(b.page.path), line, number, excerpt]
                         for b in pages for line, number, excerpt in b.collected.unaccounted],
+        # Statements resting on a source that quote none of its words: --check --strict lists them.
+        "unquoted": [[str(b.page.path), a.get("line"), a["ref_key"]]
+                     for b in pages for a in b.collected.audits if unchecked(a)],
     }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # no indent: the C encoder, 10× faster
     return files

@@ -17,16 +17,18 @@ from lessonkit.measure import shown
 AUDITS = {
     "verified": ("key",),  # a claim of ours tests it, in the scope it speaks of
     "partly": ("key", "scope"),  # a claim tests it in a narrower setting; scope says how it is narrower
-    "cited": ("ref", "at"),  # a source says it; at: the exact place (section, table, page)
+    "cited": ("ref", "at"),  # a source says it; at: the exact place (section, table, page); quote: its words
     "unverified": (),  # neither; why: what is missing (optional)
     "refuted": ("why", "fix"),  # our measurement (key) or a source (ref) contradicts it; fix: the correction
 }
 # A correction is shown beside its statement without a click: one line, not the panel's explanation.
 FIX_MAX = 160
+# A source's own words, as its panel quotes them: a passage, not a page of the paper.
+QUOTE_MAX = 300
 # What `{…}` may set, per element: enough for the course's markup, nothing that could restyle or
 # script the page (style, on…, href on a span …).
 ALLOWED = {
-    "span_open": {"class", "id", "key", "audit", "ref", "at", "why", "scope", "fix"},
+    "span_open": {"class", "id", "key", "audit", "ref", "at", "why", "scope", "fix", "quote", "quote_at"},
     "link_open": {"href", "title", "class", "id"},
     "image": {"src", "alt", "title", "class", "id"},
     "code_inline": {"class", "id"},
@@ -223,16 +225,32 @@ def _audit(ctx, token, label: str, name: str) -> str:
     if len(fix) > FIX_MAX:
         raise BuildError(f"fix= is {len(fix)} characters: a correction is one line (at most {FIX_MAX}); "
                          f"the explanation goes in why=")
+    quote = " ".join((token.attrGet("quote") or "").split())
+    if quote and not token.attrGet("ref"):
+        raise BuildError("quote= holds a source's own words: it needs the source, ref=")
+    if token.attrGet("quote_at") and not quote:
+        raise BuildError("quote_at= is where the quoted words stand in the source: it needs quote=")
+    if len(quote) > QUOTE_MAX:
+        raise BuildError(f"quote= is {len(quote)} characters: quote the passage the statement rests on (at most "
+                         f"{QUOTE_MAX}), and cut with …")
     n = len(ctx.out.audits) + 1
     entry = {"n": n, "status": status, "label": label, "name": name, "id": f"audit-{n}",
              "why": token.attrGet("why") or "", "scope": token.attrGet("scope") or "", "claims": [],
-             "ref": None, "ref_key": "", "at": "", "fix": inline_math(ctx, fix) if fix else ""}
+             "ref": None, "ref_key": "", "at": "", "fix": inline_math(ctx, fix) if fix else "",
+             "quote": quote, "quote_lang": _language_of(ctx, quote), "line": line_of(token, ctx),
+             "quote_at": " ".join((token.attrGet("quote_at") or "").split()) if quote else ""}
     for key in (token.attrGet("key") or "").replace(",", " ").split():
         claim = ctx.measurements.claim(key)
         if status in ("verified", "partly") and not claim.measures:
             raise BuildError(f"audit={status} rests on claim {key}, whose criterion reads only parameters (values "
                              f"set in PARAMS or computed from them alone): it tests nothing measured; key a claim "
                              f"that measures, or cite a source")
+        if status in ("verified", "partly") and claim.on_course_seed and not claim.fails_when:
+            raise BuildError(f"audit={status} rests on claim {key}, whose criterion {claim.criterion!r} no move of "
+                             f"the measured values it reads can make fail (halved, doubled, negated, zeroed, ten "
+                             f"times larger or smaller, set to the numbers and values it compares with, swapped): it "
+                             f"cannot fail, so it verifies nothing; key a claim that can, or mark the statement "
+                             f"unverified")
         ctx.show_claim(key)
         entry["claims"].append(claim.key)
     if token.attrGet("ref"):
@@ -242,3 +260,18 @@ def _audit(ctx, token, label: str, name: str) -> str:
     token.attrs = Mark(status, entry["id"], tuple(entry["claims"])).attrs(f"audit audit-{status}")
     return ctx.inputs.parts("audit_mark", status=status, n=n, label=ctx.strings[f"audit_{status}"],
                             strings=ctx.strings)
+
+
+def unchecked(entry: dict) -> bool:
+    """A statement that rests on a source (cited, or refuted by one) whose words it does not quote: its place
+    was not checked against the source's text."""
+    return bool(entry.get("ref_key")) and entry["status"] in ("cited", "refuted") and not entry.get("quote")
+
+
+def _language_of(ctx, text: str) -> str:
+    """The language a quote is in, for its lang attribute: Chinese if it holds Han characters, else English."""
+    if not text:
+        return ""
+    if re.search("[\u3400-\u9fff]", text):
+        return ctx.lang_tag("zh") if "zh" in ctx.inputs.strings else "zh"
+    return ctx.lang_tag("en") if "en" in ctx.inputs.strings else "en"

@@ -254,8 +254,8 @@ def test_the_footer_states_what_the_page_shows_counted_by_the_build(tmp_path):
         page = html_module.unescape((root / "site" / lang / "page.html").read_text("utf-8"))
         return page[page.index('<footer class="site-footer"'):page.index("</footer>")]
 
-    assert ("Numbers on this page measured by experiments: 3, by 1 experiment(s), each over 2 seed(s); 2 seed(s) of "
-            "each run on the machine that built the site.") in footer()  # (mean shown twice is one number)
+    assert ("Numbers on this page measured by experiments: 3, by 1 experiment, each over 2 seeds, of which 2 ran on "
+            "the machine that built the site.") in footer()  # (mean shown twice is one number)
     assert "Experiments' parameters shown (set, not measured): 1." in footer()
     assert "Statements resting on a source" not in footer()
     assert "本页由实验测得的数值：3 个，来自 1 个实验" in footer("zh")
@@ -264,6 +264,6 @@ def test_the_footer_states_what_the_page_shows_counted_by_the_build(tmp_path):
                         ("zh", "[论文这样说]{.claim audit=cited ref=src2020 at=\"§3\"}，奇偶 {val}`tiny.odd`")):
         edit(root, f"content/{lang}/page.md", "## ", f"{words}\n\n## ")
     assert build(root).returncode == 0
-    assert "measured by experiments: 4, by 1 experiment(s)" in footer()
+    assert "measured by experiments: 4, by 1 experiment," in footer()
     assert "Statements resting on a source: 1, of which 1 quote its own words." in footer()
     assert "依据文献的陈述：1 条，其中 0 条引用了出处的原话。" in footer("zh")

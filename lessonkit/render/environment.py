@@ -55,10 +55,18 @@ def environment(root: Path, strings: dict, time_limit: float = 120) -> jinja2.En
     from lessonkit.notation import notation
 
     env.filters["notation"] = notation
+    env.filters["counted"] = counted
     env.globals.update(lang_tag=lambda lang: strings[lang]["tag"], lang_name=lambda lang: strings[lang]["lang_name"],
                        claim_anchor=names.claim_anchor, experiment_anchor=names.experiment_anchor,
                        summary_row=_summary_row)
     return env
+
+
+def counted(text: str, **counts) -> str:
+    """An interface string with its counts filled in; `{name_s}` is "s" unless the count `name` is 1 (the
+    English plural: "{n} experiment{n_s}")."""
+    plural = {f"{k}_s": "" if v == 1 else "s" for k, v in counts.items() if isinstance(v, int)}
+    return text.format(**counts, **plural)
 
 
 def _summary_row(claim) -> Markup:

@@ -421,10 +421,15 @@ def test_every_course_page_has_the_course_in_site_yaml_order_and_the_home_page_t
             assert [(int(d), href) for d, href, _ in items] == [
                 (depth[p], f"{up}{lang}/{p}.html") for p in CONFIG["pages"]], (lang, page, items)
             assert [href for _, href, current in items if current] == [f"{up}{lang}/{page}.html"]
-    home = (site / "index.html").read_text("utf-8")
+    import html5lib
+
+    home = html5lib.parse((site / "index.html").read_text("utf-8"), namespaceHTMLElements=False)
     for lang in CONFIG["languages"]:
-        found = re.findall(rf'<li class="depth-(\d)"><a href="{lang}/([^"]+)\.html"', home)
-        assert [(int(d), p) for d, p in found] == [(depth[p], p) for p in CONFIG["pages"]], found
+        section = home.find(f".//section[@aria-labelledby='home-{lang}']")
+        found = [(link.get("href"), depth) for depth, path in ((0, "./ol/li/a"), (1, "./ol/li/ol/li/a"))
+                 for link in section.findall(path)]
+        assert sorted(found, key=lambda f: [x.get("href") for x in section.iter("a")].index(f[0])) == [
+            (f"{lang}/{p}.html", depth[p]) for p in CONFIG["pages"]], found  # numbered 1, 2, 3: its pages under it
 
 
 @pytest.mark.parametrize("rel", PAGES)

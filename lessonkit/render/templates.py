@@ -215,10 +215,28 @@ def audit_counts(audits: list) -> dict:
 
 
 def index_html(env, course, build_info: dict, has_glossary: bool) -> str:
+    """The home page: each language's pages as the course nests them (a folder's pages under its index), its
+    glossary, the side-by-side pages and the experiments a reader can run."""
+    from lessonkit.render import side_by_side
+
     site, source = course.site, course.site.source_language
+    tree: dict = {}
+    for lang in site.languages:
+        tree[lang] = []
+        for p in (p for p in site.pages if p.lang == lang):
+            if "/" in p.slug and not p.slug.endswith("/index") and tree[lang] \
+                    and tree[lang][-1]["page"].slug == p.slug.rsplit("/", 1)[0] + "/index":
+                tree[lang][-1]["children"].append(p)
+            else:
+                tree[lang].append({"page": p, "children": []})
+    first = next((p for p in site.pages if p.lang == source), None)
+    pairs = [(lang, side_by_side.url(lang, first.slug)) for lang in site.languages
+             if lang != source and first is not None and any(t.lang == lang for t in site.twins(first))]
     return render_template(env, course.root, "index.html", site=site.config, pages=site.pages, strings=course.strings,
                    root="", build=build_info, has_glossary=has_glossary, lang=source, s=course.strings[source],
-                   alternates=[])
+                   alternates=[], tree=tree, side_by_side=pairs,
+                   experiments=[(name, {lang: source_page(name, lang) for lang in site.languages})
+                                for name in site.config.get("experiments", [])])
 
 
 def glossary_html(env, course, lang: str, built: list[Built], build_info: dict) -> str:

@@ -105,6 +105,7 @@ def test_each_page_lists_the_sources_it_cites_in_its_language_style(built):
     assert mueller_en.startswith("Müller, A. <i>et al.</i> (2020) “Spread of Gaussian Means”, "
                                  "<i>Journal of Tiny Results</i>, 3, pp. 10–20.")
     assert mueller_zh.startswith("Müller, A. <i>等</i> (2020) 《Spread of Gaussian Means》")
+    assert "载于：" in zh and "载于:" not in zh  # the locale's word, with the Chinese colon after it
     assert '<a class="external" rel="noopener external" href="https://doi.org/10.1234/jtr.2020.3">' in mueller_en
     assert "A Book No Page Cites" not in en
 

@@ -105,9 +105,13 @@ def _load(root: Path, languages: list[str], tags: dict, style: object, read: set
         if isinstance(chosen[0], Path) and chosen[0].is_relative_to(root):
             read.add(chosen[0])
         for n, (key, text) in enumerate(_format(items, *chosen, _locale(tags[lang]), where)):
-            out[key]["html"][lang] = text
+            out[key]["html"][lang] = _CJK_COLON.sub("：", text)
             out[key]["order"][lang] = n
     return out
+
+
+# A style's ": " after a Chinese or Japanese word (the zh-CN locale's "载于: ") is the full-width colon there.
+_CJK_COLON = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff]): ")
 
 
 def unknown(key: str, references: dict) -> BuildError:

@@ -326,6 +326,17 @@ CLAIMS = [
         shows=("p3.ratio_second",),
     ),
     Claim(
+        id="p3.second_both_sides",
+        criterion="min(sweep.p3.ratio_second) < 1 < max(sweep.p3.ratio_second)",
+        text={"zh": "第二块的增量/流比值随种子不同落在 1 的两侧：有的种子上略大于 1，有的略小于 1",
+              "en": "the second block's increment/stream ratio falls on both sides of 1 across the seeds: slightly "
+                    "above 1 on some seeds, slightly below on others"},
+        shows=("p3.ratio_second",),
+        note={"zh": "判据读取全部种子（sweep.）：只在构建里整体判定；单独运行时只在该种子上判定。",
+              "en": "The criterion reads every seed (sweep.): the build judges it on the whole sweep; a run alone "
+                    "judges it on its own seed."},
+    ),
+    Claim(
         id="p3.author_outside",
         criterion=("not (min(sweep.p3.norm_last) <= author.norm_last <= max(sweep.p3.norm_last))"
                    " and not (min(sweep.p3.ratio_last) <= author.ratio_last <= max(sweep.p3.ratio_last))"),

@@ -375,6 +375,8 @@ def test_a_criterion_reads_a_value_over_the_whole_sweep(tmp_path):
     alone = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py")], capture_output=True, text=True,
                            cwd=root)
     assert "judged here on this seed alone" in alone.stdout
+    # A list of one seed says nothing of the sweep: a miss there is no failure of the run.
+    assert "MISS  tiny.seen" in alone.stdout and alone.returncode == 0, alone.stdout
 
 
 def test_sweep_is_a_reserved_value_name(tmp_path):

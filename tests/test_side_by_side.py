@@ -97,6 +97,18 @@ def test_every_page_stands_next_to_its_translation_block_by_block(book, page):
         assert back, f"no link back to {lang}/{page}.html"
 
 
+def test_a_side_by_side_page_leads_to_the_previous_and_next_side_by_side_pages(book):
+    """Read side by side from start to end without going back to a single page: each page's pager points at its
+    neighbours' side-by-side pages, in the course's order, and the first has no previous one."""
+    order = PAGES
+    for i, page in enumerate(order):
+        seen = _Page((book / "site" / "parallel" / "en" / f"{page}.html").read_text("utf-8"))
+        prev = [a["href"] for a in seen.links if a.get("rel") == "prev"]
+        after = [a["href"] for a in seen.links if a.get("rel") == "next"]
+        assert prev == ([f"../../parallel/en/{order[i - 1]}.html"] if i else []), (page, prev)
+        assert after == ([f"../../parallel/en/{order[i + 1]}.html"] if i + 1 < len(order) else []), (page, after)
+
+
 def test_the_marks_of_both_columns_open_the_same_panels(book):
     html = (book / "site" / "parallel" / "en" / "p001.html").read_text("utf-8")
     targets = re.findall(r'popovertarget="([^"]+)"', html)

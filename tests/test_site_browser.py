@@ -594,6 +594,10 @@ def test_the_reading_layer_marks_each_statement_with_one_quiet_sign(tabs, rel):
     small = [m for m in marks if m["width"] < 24 or m["height"] < 24]
     assert not small, f"marks smaller than 24 × 24 px: {small[:3]}"
     assert page.evaluate(LEGEND) == "none"
+    # The reading layer still says, once, under the title, what its quiet marks are.
+    hint = """() => { const e = document.querySelector(".evidence-line small");
+        return e && getComputedStyle(e).display !== "none" ? e.textContent : null; }"""
+    assert page.evaluate(hint) and "✓" in page.evaluate(hint), "no word in the reading layer of what its marks are"
     # A dotted underline means one thing here, a glossary term: a parameter's number is underlined in the audit
     # layer only, and no audited statement is.
     underlined = """() => [...document.querySelectorAll("main .value .param, main .audit:not(.audit-refuted)")]
@@ -613,6 +617,7 @@ def test_the_audit_layer_names_each_status_and_is_remembered_and_linkable(tabs, 
     assert all(m["drawn"] == f'"{m["label"]}"' for m in marks), marks[:3]
     assert all(m["width"] >= 24 and m["height"] >= 24 for m in marks)
     assert page.evaluate(LEGEND) == "block"
+    assert "✓" in page.locator(".audit-legend").inner_text(), "the legend leaves out the ✓ of a value's claim"
     # Remembered by this reader on the next page they open, and left again with the switch.
     page = tab.visit(AUDIT_PAGES[-1] if AUDIT_PAGES[-1] != rel else AUDIT_PAGES[0])
     assert page.locator("#audit-layer").is_checked() and page.evaluate(LEGEND) == "block"

@@ -168,8 +168,19 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
         also=course.strings[other.lang], also_lang=other.lang,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
-        counts=evidence_counts(m, [collected]),
+        counts=evidence_counts(m, [collected]), pager=_side_by_side_pager(course, src, other.lang),
         bibliography=bibliography(collected.audits, src.lang), has_math="<math" in src.body + other.body))
+
+
+def _side_by_side_pager(course, src: Built, lang: str) -> dict:
+    """The side-by-side pages of the source page's previous and next pages (those with a translation)."""
+    from lessonkit.render import side_by_side
+
+    out: dict = {"prev": None, "next": None}
+    for rel, page in (("prev", src.nav.prev), ("next", src.nav.next)):
+        if page is not None and any(t.lang == lang for t in course.site.twins(page)):
+            out[rel] = {"url": side_by_side.url(lang, page.slug), "title": page.title}
+    return out
 
 
 def bibliography(audits: list, lang: str) -> list[dict]:

@@ -16,6 +16,10 @@ SUB = '<span class="notation"><var>{}</var><sub>{}</sub></span>'
     # configuration keys, code and file names stay as written; the rest is escaped
     ("config.json: n_head = 25, x_scale, repro_t8_multires.py, config.d_model", None),
     ("a < b & <script>", "a &lt; b &amp; &lt;script&gt;"),
+    # a transpose or a small power is a superscript, after a symbol only
+    ("QK^T and W_K^T, h · n^2", "QK<sup><var>T</var></sup> and " + SUB.format("W", "<var>K</var>")
+     + "<sup><var>T</var></sup>, h · n<sup>2</sup>"),
+    ("10^6 steps, x ^ 2, a^Tb, n^10", None),
 ])
 def test_subscripts_of_the_course_notation_only(text, html):
     assert str(notation(text)) == (html if html is not None else text)

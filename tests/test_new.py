@@ -345,6 +345,38 @@ def test_a_course_template_may_extend_the_default_themes_template_of_the_same_na
         'theme\'s page.html, write {% extends "theme/page.html" %}'), result.stderr
 
 
+def test_a_child_theme_changes_the_footer_by_one_block_and_a_string_by_one_key(tmp_path):
+    """Themes by blocks: a course's base.html that extends the theme's and fills `footer` changes the footer
+    of every page; a one-key i18n file changes that key and keeps the theme's others. A misspelt block or key
+    would change nothing: each is one line at its place."""
+    course = tmp_path / "c"
+    assert init(course).returncode == 0
+    (course / "templates" / "i18n").mkdir(parents=True)
+    own = course / "templates" / "base.html"
+    own.write_text('{% extends "theme/base.html" %}\n{% block footer %}<p>Made by the course</p>{% endblock %}\n',
+                   "utf-8")
+    (course / "templates" / "i18n" / "en.yaml").write_text("search: Find\n", "utf-8")
+    assert check(course).returncode == 0
+    welcome = (course / "site" / "en" / "welcome.html").read_text("utf-8")
+    footer = welcome[welcome.index('<footer class="site-footer" id="page-end">'):welcome.index("</footer>")]
+    assert "<p>Made by the course</p>" in footer and "Numbers on this page" not in footer
+    theme = yaml.safe_load((ROOT / "templates" / "i18n" / "en.yaml").read_text("utf-8"))
+    assert ">Find</a>" in welcome and f'<a class="skip" href="#main">{theme["skip"]}</a>' in welcome  # the others kept
+    for blocks in ("head", "header", "footer", "page_end", "main", "title", "meta"):
+        assert f"{{% block {blocks} %}}" in (ROOT / "templates" / "base.html").read_text("utf-8")
+    own.write_text('{% extends "theme/base.html" %}\n\n{% block fotter %}<p>x</p>{% endblock %}\n', "utf-8")
+    result = check(course)
+    assert result.returncode == 1 and result.stderr.startswith(
+        "error: templates/base.html:3: block 'fotter' is not a block of theme/base.html (did you mean 'footer'?): "
+        "it would change nothing"), result.stderr
+    own.unlink()
+    (course / "templates" / "i18n" / "en.yaml").write_text("search: Find\nserch: Look\n", "utf-8")
+    result = check(course)
+    assert result.returncode == 1 and result.stderr.startswith(
+        "error: templates/i18n/en.yaml:2: 'serch' is not an interface string of the theme (did you mean "
+        "'search'?): it would change nothing"), result.stderr
+
+
 @pytest.mark.slow  # a wheel built and installed, and four fresh Pythons
 def test_the_installed_tool_makes_a_course_that_builds_and_checks_without_this_checkout(tmp_path):
     """`pip install` gives the `lessonkit` command; in an empty folder, `lessonkit init` makes a course that

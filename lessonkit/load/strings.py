@@ -21,9 +21,11 @@ def load_strings(root: Path, languages: list[str]) -> dict:
         shown = theme.shown(root, path)
         if not path.is_file():
             raise BuildError(f"no interface strings for {lang!r}", shown)
-        strings[lang] = parse_yaml(read_text(path, shown), shown, 1)
-        if not isinstance(strings[lang], dict):
-            raise BuildError("expected 'key: text' lines", shown, 1)
+        strings[lang] = _read(path, shown)
+        base = theme.DEFAULT / "i18n" / f"{lang}.yaml"
+        if path.resolve() != base.resolve() and base.is_file():
+            # A course's file over the theme's, key by key: it says only what it changes.
+            strings[lang] = {**_read(base, base), **_known(strings[lang], _read(base, base), path, shown)}
         lacking = [k for k in LANGUAGE_KEYS if not isinstance(strings[lang].get(k), str)]
         if lacking:
             raise BuildError(f"the language's own entries are missing: {', '.join(lacking)}", shown)
@@ -41,6 +43,24 @@ def load_strings(root: Path, languages: list[str]) -> dict:
             raise BuildError(f"interface strings differ between {first} and {lang}: {', '.join(sorted(missing))}",
                              theme.shown(root, theme.find(root, f"i18n/{lacking}.yaml")))
     return strings
+
+
+def _read(path: Path, shown) -> dict:
+    out = parse_yaml(read_text(path, shown), shown, 1)
+    if not isinstance(out, dict):
+        raise BuildError("expected 'key: text' lines", shown, 1)
+    return out
+
+
+def _known(own: dict, base: dict, path: Path, shown) -> dict:
+    """A course's strings over the theme's: each key one the theme has (a misspelt key would change nothing)."""
+    from lessonkit.names import did_you_mean
+
+    for key in own:
+        if key not in base:
+            raise BuildError(f"{key!r} is not an interface string of the theme{did_you_mean(str(key), base)}: it "
+                             f"would change nothing", shown, line_of_key(read_text(path, shown), str(key)))
+    return own
 
 
 def _plain_fields(strings: dict, text: str, shown) -> None:

@@ -89,11 +89,50 @@ def warm(env: jinja2.Environment) -> None:
 
 def get_template(env: jinja2.Environment, name: str, root: Path) -> jinja2.Template:
     try:
-        return env.get_template(name)
+        template = env.get_template(name)
+        _blocks_known(env, root)
+        return template
     except BuildError:
         raise
     except Exception as exc:  # a template can fail in many ways; all are the template's error
         raise template_error(exc, root) from None
+
+
+def _blocks_known(env: jinja2.Environment, root: Path) -> None:
+    """Each of the course's own templates that extends another overrides only blocks a template above it has:
+    Jinja drops any other block without a word, so that `{% block fotter %}` would change nothing. The default
+    theme's templates are the engine's, and tested; a course that has none of its own costs nothing here."""
+    from jinja2 import nodes
+
+    from lessonkit.load import theme
+    from lessonkit.names import did_you_mean
+
+    if env.__dict__.setdefault("blocks_checked", False):
+        return
+    own = [f for f in theme.folders(root) if f.resolve() != theme.DEFAULT]
+    for folder in own:
+        for path in sorted(folder.rglob("*.html")):
+            name = path.relative_to(folder).as_posix()
+            if name.startswith(("static/", "i18n/")):
+                continue
+            tree = env.parse(env.loader.get_source(env, name)[0])
+            extends = next(tree.find_all(nodes.Extends), None)
+            if extends is None or not isinstance(extends.template, nodes.Const):
+                continue
+            known, above = set(), extends.template.value
+            for _ in range(32):  # its parent's blocks, and those of every template above that
+                known |= set(env.get_template(above).blocks)
+                up = next(env.parse(env.loader.get_source(env, above)[0]).find_all(nodes.Extends), None)
+                if up is None or not isinstance(up.template, nodes.Const):
+                    break
+                above = up.template.value
+            inner = {id(b) for outer in tree.find_all(nodes.Block) for b in outer.find_all(nodes.Block)}
+            for block in tree.find_all(nodes.Block):
+                if id(block) not in inner and block.name not in known:
+                    raise BuildError(f"block {block.name!r} is not a block of {extends.template.value}"
+                                     f"{did_you_mean(block.name, known)}: it would change nothing (its blocks: "
+                                     f"{', '.join(sorted(known))})", theme.shown(root, path), block.lineno)
+    env.blocks_checked = True
 
 
 def render_template(env, course_root: Path, name: str, **context) -> str:

@@ -418,7 +418,8 @@ def summary(result: dict, out: Path) -> str:
                + (f" ({unchecked} resting on a source quote none of its text: not checked against it)"
                   if unchecked else "") if any(audits.values()) else "")
     return (f"built {result['pages']} pages into {out} ({result['rendered']} rendered, "
-            f"{len(result['built']) - result['rendered']} unchanged): {result['claims']} claims held on "
+            f"{len(result['built']) - result['rendered']} unchanged): {result['claims']} claim"
+            f"{'' if result['claims'] == 1 else 's'} held on "
             f"{result['seeds']} seed(s), {result['runs']} experiment run(s){audited}, {result['seconds']:.2f} s")
 
 

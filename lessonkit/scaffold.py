@@ -94,31 +94,57 @@ PAGE = {
            "Two bars: the sample's mean and standard deviation.", "The sample's mean and standard deviation."),
 }
 PLAIN = {"zh": "在这里写正文。", "en": "Write the page here."}
+# What `init` adds to its page, with the glossary and the bibliography it starts: a term, and a statement resting
+# on a source that quotes the source's own words (numpy's docstring of the function the experiment calls).
+SOURCED = {
+    "zh": "这些数来自[标准正态分布，均值 0、标准差 1]{{.claim audit=cited ref=numpy_standard_normal "
+          "at=\"numpy.random.Generator.standard_normal 的说明第一句\" quote=\"{quote}\"}}；"
+          "[标准差]{{.term key=standard-deviation}}衡量它们离均值有多远。",
+    "en": "The draws come from [a standard normal distribution, of mean 0 and standard deviation 1]{{.claim "
+          "audit=cited ref=numpy_standard_normal at=\"numpy.random.Generator.standard_normal, the first line of its "
+          "description\" quote=\"{quote}\"}}; the [standard deviation]{{.term key=standard-deviation}} measures how "
+          "far they lie from their mean.",
+}
+QUOTE = "Draw samples from a standard Normal distribution (mean=0, stdev=1)."
+GLOSSARY_TERM = {"zh": ("标准差", "一组数与其均值之差的平方的平均值的平方根：它们离均值有多远。"),
+                 "en": ("standard deviation", "The square root of the mean squared difference between numbers and "
+                                              "their mean: how far they lie from it.")}
+REFERENCES = """@manual{numpy_standard_normal,
+  author       = {{NumPy Developers}},
+  title        = {numpy.random.Generator.standard\\_normal},
+  organization = {NumPy reference},
+  url          = {https://numpy.org/doc/stable/reference/random/generated/numpy.random.Generator.standard_normal.html},
+}
+"""
 
 
-def _page_text(lang: str, name: str | None) -> tuple[str, str]:
-    """(front matter and body) of a new page in a language; languages without a template get English."""
+def _page_text(lang: str, name: str | None, sourced: bool = False) -> tuple[str, str]:
+    """(front matter and body) of a new page in a language; languages without a template get English.
+    `sourced`: with a glossary term and a cited statement (the glossary and bibliography init makes)."""
     title, description, heading, anchor, measured, alt, caption = PAGE.get(lang, PAGE["en"])
     body = f"## {heading} {{#{anchor}}}\n\n"
     if name:
         body += measured.format(name=name) + f"\n\n::: figure {name}.summary {alt}\n{caption}\n:::\n"
+        if sourced:
+            body += "\n" + SOURCED.get(lang, SOURCED["en"]).format(quote=QUOTE) + "\n"
     else:
         body += PLAIN.get(lang, PLAIN["en"]) + "\n"
     return f"title: {title}\ndescription: {description}\n", body
 
 
-def _files(root: Path, languages: list[str], source: str, slug: str, experiment: str | None) -> dict:
+def _files(root: Path, languages: list[str], source: str, slug: str, experiment: str | None,
+           sourced: bool = False) -> dict:
     """path -> text of a new page in every language (the translations marked up to date), and of its experiment
     and figure recipe."""
     files = {}
-    meta, body = _page_text(source, experiment)
+    meta, body = _page_text(source, experiment, sourced)
     source_text = f"---\n{meta}---\n\n{body}"
     for lang in languages:
         path = root / "content" / lang / f"{slug}.md"
         if lang == source:
             files[path] = source_text
         else:
-            meta, body = _page_text(lang, experiment)
+            meta, body = _page_text(lang, experiment, sourced)
             files[path] = f"---\n{meta}translated_from: {digest(source_text)}\n---\n\n{body}"
     if experiment:
         texts = "{" + ", ".join(f'"{lang}": {CLAIM_TEXT.get(lang, CLAIM_TEXT["en"])!r}' for lang in languages) + "}"
@@ -289,7 +315,12 @@ def init_course(root: Path, languages: list[str]) -> list[str]:
         root / "content" / "site.yaml": f"title:\n{title}\nlanguages: [{', '.join(languages)}]\n"
                                         "experiments: [first]\npages: [welcome]\n",
         root / ".gitignore": "site/\n.cache/\n__pycache__/\n",
-        **_files(root, languages, languages[0], "welcome", "first"),
+        root / "content" / "glossary.yaml": yaml.safe_dump([{
+            "id": "standard-deviation", **{lang: GLOSSARY_TERM.get(lang, GLOSSARY_TERM["en"])[0] for lang in languages},
+            **{f"{lang}_def": GLOSSARY_TERM.get(lang, GLOSSARY_TERM["en"])[1] for lang in languages}}],
+            allow_unicode=True, sort_keys=False, width=120),
+        root / "content" / "references.bib": REFERENCES,
+        **_files(root, languages, languages[0], "welcome", "first", sourced=True),
     }
     try:
         for path, text in files.items():

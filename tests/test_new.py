@@ -276,7 +276,14 @@ def test_init_with_other_languages_builds_and_checks_at_once(tmp_path, languages
     assert result.returncode == 0, result.stdout + result.stderr
     first = languages.split(",")[0]
     assert (course / "site" / first / "welcome.html").is_file()
-    assert "figures/first.summary" in (course / "site" / first / "welcome.html").read_text("utf-8")
+    page = (course / "site" / first / "welcome.html").read_text("utf-8")
+    assert "figures/first.summary" in page
+    # Its glossary and bibliography build too: a term, its glossary page, and a cited statement that quotes its
+    # source and lists it under the page's references.
+    assert 'data-term="standard-deviation"' in page and (course / "site" / first / "glossary.html").is_file()
+    assert 'data-audit="cited"' in page and 'id="ref-numpy_standard_normal"' in page
+    assert "Draw samples from a standard Normal distribution (mean=0, stdev=1)." in page
+    assert "1 cited" in result.stdout and "quote none" not in result.stdout
 
 
 @pytest.mark.slow

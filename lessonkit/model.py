@@ -144,6 +144,7 @@ class Collected:
     captions: dict = field(default_factory=dict)  # figure id -> [(value key, line)]: what its caption quotes
     terms: list = field(default_factory=list)  # glossary ids
     audits: list = field(default_factory=list)  # audited statements
+    citations: list = field(default_factory=list)  # the sources its prose cites ([@key]): their entries
     claims: list = field(default_factory=list)  # claim keys shown
     values: list = field(default_factory=list)  # value keys shown
     experiments: list = field(default_factory=list)  # experiment names shown

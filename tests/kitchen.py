@@ -98,7 +98,7 @@ description: 引擎的每一种写法各一次。
 
 [标准差接近 1]{.claim audit=verified key="sink.spread"}；[均值接近 0，对任何种子都如此]{.claim audit=partly key="sink.mean" scope="只检验了本构建的种子。"}；
 [高斯在 1809 年给出了最小二乘]{.claim audit=cited ref=gauss1809 at="第 2 卷 §179"}；[均值总是恰为 0]{.claim audit=refuted key="sink.mean" why="均值接近 0，但不恰为 0。" fix="均值接近 0，但并不恰为 0。"}；
-[人人都知道这件事]{.claim audit=unverified why="没有出处。"}。表里的 [8 行]{.literal}是输入。
+[人人都知道这件事]{.claim audit=unverified why="没有出处。"}。表里的 [8 行]{.literal}是输入。最小二乘的出处见 [@gauss1809, §179]。
 
 ### 公式 {#math}
 
@@ -197,7 +197,7 @@ Cells {val}`sink.cells`, a big number {val}`sink.big`, the first three {val}`sin
 
 [The spread is near 1]{.claim audit=verified key="sink.spread"}; [the mean is near 0 for any seed]{.claim audit=partly key="sink.mean" scope="Tested on this build's seeds only."};
 [Gauss gave least squares in 1809]{.claim audit=cited ref=gauss1809 at="vol. 2, §179"}; [the mean is always exactly 0]{.claim audit=refuted key="sink.mean" why="The mean is near 0, not exactly 0." fix="The mean is near 0, but not exactly 0."};
-[everyone knows this]{.claim audit=unverified why="No source."}. The table's [8 rows]{.literal} are inputs.
+[everyone knows this]{.claim audit=unverified why="No source."}. The table's [8 rows]{.literal} are inputs. For least squares, see [@gauss1809, §179].
 
 ### Formulas {#math}
 

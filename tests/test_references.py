@@ -411,3 +411,53 @@ def test_the_sources_are_formatted_once_until_what_they_read_changes(tmp_path, m
     append_to_page(root, "page", {"zh": "\n又一句。\n", "en": "\nAnother.\n"})
     assert run_build("--no-search", "--out", root / "site", root=root, fresh=True).returncode == 0
     assert (root / ".cache/references.json").stat().st_mtime_ns == kept
+
+
+CITED = """
+-- content/references.bib --
+{bib}
+-- content/zh/page.md --
+---
+title: 出处
+description: 一页。
+---
+
+## 句子 {{#s}}
+
+均值接近零 [@mueller2020]，中位数也是 [@adams2019, 第 5 页; @mueller2020]。{{claim}}`tiny.spread` {{claim}}`tiny.mean`
+-- content/en/page.md --
+---
+title: Sources
+description: One page.
+translated_from: {{digest:zh/page.md}}
+---
+
+## Sentences {{#s}}
+
+The mean is near zero [@mueller2020], and so is the median [@adams2019, p. 5; @mueller2020]. {{claim}}`tiny.spread` {{claim}}`tiny.mean`
+"""
+
+
+def test_a_citation_in_prose_is_the_styles_in_text_form_linked_to_the_pages_references(tmp_path):
+    """Quarto's [@key]: "(Müller et al., 2020)" in en, the zh locale's form in zh, one pair of brackets around
+    several, a locator after its source; each links to its entry, which the page lists. An unknown key is one line
+    at its line, with the closest key."""
+    root = course_from(tmp_path / "c", CITED.format(bib=BIB))
+    result = run_build("--no-search", "--seeds", "2", "--check", "--strict", "--out", root / "site", root=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    en = (root / "site/en/page.html").read_text("utf-8")
+    zh = (root / "site/zh/page.html").read_text("utf-8")
+    assert ('near zero <span class="citation">(<a class="cite" href="#ref-mueller2020">Müller <i>et al.</i>, 2020'
+            '</a>)</span>') in en
+    assert ('<span class="citation">(<a class="cite" href="#ref-adams2019">Adams, 2019, p. 5</a>; '
+            '<a class="cite" href="#ref-mueller2020">Müller <i>et al.</i>, 2020</a>)</span>') in en
+    assert '<a class="cite" href="#ref-mueller2020">Müller <i>等</i>, 2020</a>' in zh
+    assert [key for key, _ in bibliography(en)] == ["adams2019", "mueller2020"] == [k for k, _ in bibliography(zh)]
+    assert "[@" not in en and "[@" not in zh
+    bad = (root / "content/en/page.md").read_text("utf-8").replace("[@mueller2020]", "[@muller2020]")
+    (root / "content/en/page.md").write_text(bad, "utf-8")
+    result = run_build("--no-search", "--seeds", "2", "--out", root / "site", root=root)
+    line = bad[:bad.index("[@muller2020]")].count("\n") + 1
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"error: content/en/page.md:{line}: unknown reference 'muller2020' (did you mean 'mueller2020'?)"), \
+        result.stderr

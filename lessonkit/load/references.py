@@ -104,8 +104,9 @@ def _load(root: Path, languages: list[str], tags: dict, style: object, read: set
         chosen = style_for(root, style, lang)
         if isinstance(chosen[0], Path) and chosen[0].is_relative_to(root):
             read.add(chosen[0])
-        for n, (key, text) in enumerate(_format(items, *chosen, _locale(tags[lang]), where)):
+        for n, (key, text, cite) in enumerate(_format(items, *chosen, _locale(tags[lang]), where)):
             out[key]["html"][lang] = _CJK_COLON.sub("：", text)
+            out[key].setdefault("cite", {})[lang] = cite
             out[key]["order"][lang] = n
     return out
 
@@ -419,8 +420,8 @@ def _locale(tag: str) -> str:
     return dialects.get(tag.split("-")[0].lower(), "en-US")
 
 
-def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict) -> list[tuple[str, str]]:
-    """(key, HTML) of every item, in the style's bibliography order."""
+def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict) -> list[tuple[str, str, str]]:
+    """(key, HTML, its in-text citation as HTML) of every item, in the style's bibliography order."""
     from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle
     from citeproc.source.json import CiteProcJSON
 
@@ -437,10 +438,12 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
         ids = {f"k{n}": key for n, key in enumerate(items)}  # citeproc-py lowercases ids: ours are its own
         source = CiteProcJSON([_stand_in(items[key], n, et_al) for n, key in ids.items()])
         bibliography = CitationStylesBibliography(csl, source, _formatter())
-        for n in ids:
-            bibliography.register(Citation([CitationItem(n)]))
+        citations = {n: Citation([CitationItem(n)]) for n in ids}
+        for citation in citations.values():
+            bibliography.register(citation)
         bibliography.sort()
         entries = [str(entry).strip() for entry in bibliography.bibliography()]
+        cites = {n: str(bibliography.cite(c, lambda item: None)).strip() for n, c in citations.items()}
     except BuildError:
         raise
     except Exception as exc:  # a style citeproc-py cannot read, or cannot format a source with
@@ -458,7 +461,10 @@ def _format(items: dict, style: Path | str, shown: str, locale: str, where: dict
         if _OTHERS in text:
             raise BuildError(f"reference {key!r}: its names end in 'and others', but the citation style would "
                              f"show names that are not written: write them all", *where[key])
-        out.append((key, _linked(text, items[key])))
+        cite = cites[n]
+        for stand_in, entity in _ENTITY.items():
+            cite = cite.replace(stand_in, entity)
+        out.append((key, _linked(text, items[key]), cite or html.escape(key)))
     return out
 
 

@@ -19,6 +19,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from lessonkit.errors import BuildError, raise_all
 from lessonkit.markdown.conversions import Memo
 from lessonkit.markdown.plugins.blocks import blocks_plugin
+from lessonkit.markdown.plugins.citations import citations_plugin
 from lessonkit.markdown.plugins.headings import headings_plugin
 from lessonkit.markdown.plugins.lines import line_of, lines_plugin
 from lessonkit.markdown.plugins.links import links_plugin
@@ -215,6 +216,7 @@ def parser(plugins: tuple = ()) -> MarkdownIt:
     md.use(spans_plugin)
     md.use(blocks_plugin)
     md.use(links_plugin)
+    md.use(citations_plugin)
     md.use(unaccounted_plugin)
     md.use(footnote_plugin)
     md.use(outline_plugin)  # last: it marks the top-level blocks the others made

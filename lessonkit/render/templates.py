@@ -107,7 +107,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
-                   bibliography=bibliography(built.collected.audits, page.lang),
+                   bibliography=bibliography(built.collected.audits, page.lang, built.collected.citations),
                    audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    evidence={"numbers": len(built.collected.values), "experiments": len(built.collected.experiments),
                              "claims": len(built.collected.claims)}, counts=evidence_counts(m, [built.collected]),
@@ -169,7 +169,8 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
         audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
         counts=evidence_counts(m, [collected]), pager=_side_by_side_pager(course, src, other.lang),
-        bibliography=bibliography(collected.audits, src.lang), has_math="<math" in src.body + other.body))
+        bibliography=bibliography(collected.audits, src.lang, collected.citations),
+        has_math="<math" in src.body + other.body))
 
 
 def _side_by_side_pager(course, src: Built, lang: str) -> dict:
@@ -183,9 +184,9 @@ def _side_by_side_pager(course, src: Built, lang: str) -> dict:
     return out
 
 
-def bibliography(audits: list, lang: str) -> list[dict]:
-    """The sources the page's audits cite, each once, in the citation style's order."""
-    cited = {a["ref"]["key"]: a["ref"] for a in audits if a["ref"]}
+def bibliography(audits: list, lang: str, citations: list = ()) -> list[dict]:
+    """The sources the page's audits and its prose ([@key]) cite, each once, in the citation style's order."""
+    cited = {a["ref"]["key"]: a["ref"] for a in audits if a["ref"]} | {r["key"]: r for r in citations}
     return sorted(cited.values(), key=lambda ref: ref["order"][lang])
 
 

@@ -86,13 +86,29 @@ def _imports(text: str, folder: Path) -> dict[str, int]:
              for name in (match.group(1) or match.group(2)).split(",")}
     if not any((folder / f"{name}.py").is_file() for name in named):
         return {}
+    found: dict[str, int] = {}
+    for name, line in _imported(text, folder.parent / ".cache" / "imports"):
+        if (folder / f"{name}.py").exists() and not (folder / f"{name}.py").is_dir():  # a FIFO is refused
+            found[name] = min(found.get(name, line), line)
+    return found
+
+
+def _imported(text: str, cache: Path) -> list[tuple[str, int]]:
+    """Every module the code imports absolutely (its first part) with the import's line, read by Python's parser;
+    kept in cache/ by the text's digest: parsing every experiment again cost a page edit about 35 ms."""
+    from lessonkit.io import digest, read_cache, write_cache
+
+    stored = cache / f"{digest(text, Path(__file__).read_bytes(), length=20)}.json"
+    kept = read_cache(stored)
+    if isinstance(kept, list) and all(isinstance(x, list) and len(x) == 2 for x in kept):
+        return [(str(name), int(line)) for name, line in kept]
     import ast
 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):  # the run reports it, at its line
-        return {}
-    found: dict[str, int] = {}
+        return []
+    out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
@@ -100,11 +116,9 @@ def _imports(text: str, folder: Path) -> dict[str, int]:
             modules = [node.module]
         else:
             continue
-        for module in modules:
-            name = module.split(".")[0]
-            if (folder / f"{name}.py").exists() and not (folder / f"{name}.py").is_dir():  # a FIFO is refused
-                found[name] = min(found.get(name, node.lineno), node.lineno)
-    return found
+        out += [(module.split(".")[0], node.lineno) for module in modules]
+    write_cache(stored, [list(x) for x in out])
+    return out
 
 
 def source_text(path: Path) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from lessonkit import criteria, io
@@ -247,13 +248,26 @@ def collect(reports: list[Report], verdicts: Verdicts | None = None, gather: boo
     return m
 
 
+@lru_cache(maxsize=4096)
+def _parsed(criterion: str):
+    """A criterion's syntax tree, parsed once per build (read only: several readers share it)."""
+    import ast
+
+    return ast.parse(criterion, mode="eval")
+
+
 def uses_sweep(criterion: str) -> bool:
     """Whether a criterion reads `sweep.x`: the list of the value x over every seed the build ran."""
+    return isinstance(criterion, str) and _sweeps(criterion)  # (a report's criterion is the experiment's word)
+
+
+@lru_cache(maxsize=4096)
+def _sweeps(criterion: str) -> bool:
     import ast
 
     try:
-        return any(isinstance(n, ast.Name) and n.id == SWEEP for n in ast.walk(ast.parse(criterion, mode="eval")))
-    except SyntaxError:
+        return any(isinstance(n, ast.Name) and n.id == SWEEP for n in ast.walk(_parsed(criterion)))
+    except (SyntaxError, ValueError):
         return False
 
 
@@ -384,8 +398,8 @@ def reads(criterion: str, values: dict) -> set[str]:
     import ast
 
     try:
-        tree = ast.parse(criterion, mode="eval")
-    except SyntaxError:
+        tree = _parsed(criterion)
+    except (SyntaxError, ValueError, TypeError):
         return set(values)  # an unreadable criterion is judged elsewhere; assume it reads everything
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     out = set()

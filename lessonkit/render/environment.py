@@ -113,8 +113,8 @@ def _blocks_known(env: jinja2.Environment, root: Path) -> None:
     for folder in own:
         for path in sorted(folder.rglob("*.html")):
             name = path.relative_to(folder).as_posix()
-            if name.startswith(("static/", "i18n/")):
-                continue
+            if name.startswith(("static/", "i18n/")) or _same_file(path, theme.DEFAULT / name):
+                continue  # (a copy of the theme's own template is the theme's: tested with it)
             tree = env.parse(env.loader.get_source(env, name)[0])
             extends = next(tree.find_all(nodes.Extends), None)
             if extends is None or not isinstance(extends.template, nodes.Const):
@@ -133,6 +133,13 @@ def _blocks_known(env: jinja2.Environment, root: Path) -> None:
                                      f"{did_you_mean(block.name, known)}: it would change nothing (its blocks: "
                                      f"{', '.join(sorted(known))})", theme.shown(root, path), block.lineno)
     env.blocks_checked = True
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def render_template(env, course_root: Path, name: str, **context) -> str:

@@ -124,6 +124,8 @@ def curve(values, lang):
     ys = values["synth.curve"]
     fig, ax = plt.subplots(figsize=(5, 2.5))
     ax.plot(np.arange(len(ys)), ys, "o-", color="C0", markersize=3)
+    # (the caption quotes the first and last values: the figure marks them)
+    ax.plot([0, len(ys) - 1], [values["synth.first"], values["synth.last"]], "s", color="C3", markersize=5)
     ax.set_xlabel(t["x"])
     ax.set_ylabel(t["y"])
     ax.grid(True, axis="y")
@@ -137,6 +139,7 @@ def noisy(values, lang):
     fig, ax = plt.subplots(figsize=(5, 2.5))
     ax.semilogy(xs, clean, "-", color="C0", label=t["clean"])
     ax.semilogy(xs, noisy, "s", color="C1", markersize=3, label=t["noisy"])
+    ax.axhline(values["synth.mean"], color="C2", linewidth=0.8)  # the mean its caption quotes
     ax.set_xlabel(t["x"])
     ax.set_ylabel(t["y"])
     ax.legend(loc="upper right")

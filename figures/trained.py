@@ -32,9 +32,12 @@ def _steps(values, n):
 
 
 def _number(x):
-    """A loss as the pages write it: two decimals, or 1.2 × 10⁻⁴ below 0.01 (mathtext)."""
-    if abs(x) >= 0.01:
+    """A loss as the pages write it: two decimals from 1 up, two significant digits below it (0.013, as the text
+    quotes it, not 0.01), or 1.2 × 10⁻⁴ below 0.01 (mathtext)."""
+    if abs(x) >= 1:
         return f"{x:.2f}"
+    if abs(x) >= 0.01:
+        return f"{x:.2g}"
     exponent = int(np.floor(np.log10(abs(x))))
     return rf"${x / 10 ** exponent:.1f} \times 10^{{{exponent}}}$"
 
@@ -129,5 +132,6 @@ def accuracy(values, lang):
                                lambda x: f"{x:.2f}")
     ax.set_ylim(0, 1.15)
     ax.set_ylabel(t["accuracy"])
-    ax.legend(fontsize=8, loc="lower right")
+    # Above the axes, in one row: inside, every corner holds a bar.
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     return fig

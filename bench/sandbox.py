@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from lessonkit.load.content import LIMITS  # noqa: E402
-from lessonkit.measure import experiments, sandbox  # noqa: E402
+from lessonkit.measure import experiments, runcache, sandbox  # noqa: E402
 from lessonkit.versions import numeric_env  # noqa: E402
 
 TRIVIAL = '''"""Nothing: the cost of a run itself."""
@@ -39,11 +39,11 @@ if __name__ == "__main__":
 
 def job_for(name: str, source: str | None = None) -> experiments.Job:
     sources = {"harness.py": (REPO / "experiments" / "harness.py").read_text("utf-8"),
-               "runner.py": experiments.RUNNER.read_text("utf-8"),
-               "criteria.py": experiments.CRITERIA.read_text("utf-8")}
+               "runner.py": runcache.RUNNER.read_text("utf-8"),
+               "criteria.py": runcache.CRITERIA.read_text("utf-8")}
     if source is None:
         path = REPO / "experiments" / f"{name}.py"
-        sources |= {p.name: p.read_text("utf-8") for p in experiments.local_sources(path)}
+        sources |= {p.name: p.read_text("utf-8") for p in runcache.local_sources(path)}
     else:
         sources[f"{name}.py"] = source
     return experiments.Job(name, f"{name}.py", sources, [0], 120.0, LIMITS, numeric_env())

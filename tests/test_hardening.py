@@ -740,7 +740,7 @@ def test_an_experiment_that_gives_a_seed_two_answers_is_caught(tmp_path, value):
     source_now = (steady / "experiments/tiny.py").read_text("utf-8").replace("import os\n", "import os\nimport time\n")
     (steady / "experiments/tiny.py").write_text(source_now, "utf-8")
     # The cache is for the old code; put the steady run back under the new code's key, as if it had run once.
-    from lessonkit.measure.experiments import cache_key, code_hash, report_digest
+    from lessonkit.measure.runcache import cache_key, code_hash, report_digest
 
     entry["key"] = cache_key(code_hash(steady / "experiments/tiny.py"), 0)
     entry["sha256"] = report_digest(entry["report"])
@@ -776,7 +776,7 @@ def test_where_only_the_course_seed_runs_seed_1_runs_again_first_and_must_agree_
     """Seed 0's entry lost, seed 1's cached with a value its code does not give: the repeat of seed 1, run so that
     seed 0's second run comes after another seed, is compared too; a disagreement leaves neither entry."""
     from lessonkit.io import read_cache, write_cache
-    from lessonkit.measure.experiments import report_digest
+    from lessonkit.measure.runcache import report_digest
 
     root = make_course(tmp_path / "c")
     assert build(root).returncode == 0

@@ -300,11 +300,11 @@ def test_a_warning_already_printed_does_not_let_a_strict_run_through(monkeypatch
 
 def test_a_strict_job_refuses_to_run_where_its_worker_cannot_isolate_it(tmp_path, monkeypatch):
     """--strict is checked where a job runs (a Dask worker may lack bubblewrap), before any of its code runs."""
-    from lessonkit.measure import experiments
+    from lessonkit.measure import experiments, runcache
 
     marker = tmp_path / "ran"
-    sources = {"x.py": f"open({str(marker)!r}, 'w').close()\n", "runner.py": experiments.RUNNER.read_text("utf-8"),
-               "criteria.py": experiments.CRITERIA.read_text("utf-8"),
+    sources = {"x.py": f"open({str(marker)!r}, 'w').close()\n", "runner.py": runcache.RUNNER.read_text("utf-8"),
+               "criteria.py": runcache.CRITERIA.read_text("utf-8"),
                "harness.py": (ROOT / "lessonkit" / "harness.py").read_text("utf-8")}
     _without_bubblewrap(monkeypatch)
     result = experiments.run_job(experiments.Job("x", "x.py", sources, [0], 10.0, LIMITS, {}, False, True))

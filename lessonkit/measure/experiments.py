@@ -16,7 +16,6 @@ numpy. A job kills the whole process group of a run that passes the time limit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sys
@@ -26,13 +25,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import BuildError
-from lessonkit.io import Refused, read_input, read_sealed, remove_tree, write_cache
+from lessonkit.io import remove_tree
 from lessonkit.measure import frozen, provenance, sandbox
+from lessonkit.measure.runcache import (
+    CRITERIA,
+    RUNNER,
+    cache_key,
+    code_hash,
+    forget,
+    load_cached,
+    local_sources,
+    report_digest,
+    runner_hash,
+    source_text,
+    store,
+)
 from lessonkit.names import control_in
-from lessonkit.versions import numeric_env, package_version
+from lessonkit.versions import numeric_env
 
-RUNNER = Path(__file__).with_name("runner.py")
-CRITERIA = Path(__file__).parent.parent / "criteria.py"  # the evaluator the standalone harness shares
 EXECUTOR_GRACE = 60.0  # seconds past every run's own time limit that a build waits for an executor's answer
 
 
@@ -73,146 +83,6 @@ class Job:
     env: dict = field(default_factory=dict)
     twin: bool = False  # its last seed is the course seed run again, to compare with its first run
     isolated_only: bool = False  # --strict: where it runs (a Dask worker too) must isolate it, or it does not run
-
-
-# `import a, b` and `from a import x` at the start of a line: a quick look that spares the parser an experiment
-# importing no sibling; one that does (harness.py, usually) is parsed, so an import in a string is not one.
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.MULTILINE)
-
-
-def _imports(text: str, folder: Path) -> dict[str, int]:
-    """The sibling modules the code imports (name -> line of the first import)."""
-    named = {name.strip().split(".")[0].split(" ")[0] for match in _IMPORT.finditer(text)
-             for name in (match.group(1) or match.group(2)).split(",")}
-    if not any((folder / f"{name}.py").is_file() for name in named):
-        return {}
-    found: dict[str, int] = {}
-    for name, line in _imported(text, folder.parent / ".cache" / "imports"):
-        if (folder / f"{name}.py").exists() and not (folder / f"{name}.py").is_dir():  # a FIFO is refused
-            found[name] = min(found.get(name, line), line)
-    return found
-
-
-def _imported(text: str, cache: Path) -> list[tuple[str, int]]:
-    """Every module the code imports absolutely (its first part) with the import's line, read by Python's parser;
-    kept in cache/ by the text's digest: parsing every experiment again cost a page edit about 35 ms."""
-    from lessonkit.io import digest, read_cache, write_cache
-
-    stored = cache / f"{digest(text, Path(__file__).read_bytes(), length=20)}.json"
-    kept = read_cache(stored)
-    if isinstance(kept, list) and all(isinstance(x, list) and len(x) == 2 for x in kept):
-        return [(str(name), int(line)) for name, line in kept]
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):  # the run reports it, at its line
-        return []
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            modules = [node.module]
-        else:
-            continue
-        out += [(module.split(".")[0], node.lineno) for module in modules]
-    write_cache(stored, [list(x) for x in out])
-    return out
-
-
-def source_text(path: Path) -> str:
-    """An experiment's or a helper's source, read within io.read_input's bounds (not a FIFO, not 2 GB)."""
-    try:
-        return read_input(path).decode("utf-8")
-    except Refused as exc:
-        raise BuildError(exc.strerror, f"experiments/{path.name}") from None
-    except UnicodeDecodeError as exc:
-        raise BuildError(f"not UTF-8 (byte {exc.start})", f"experiments/{path.name}") from None
-
-
-def local_sources(path: Path) -> list[Path]:
-    """The experiment file and every sibling module it imports, recursively. Each is published with the
-    experiment's source page, so a link that leads outside the course is refused, never read."""
-    seen: list[Path] = []
-    todo = [(path, None, None)]
-    course = path.parent.parent.resolve()
-    while todo:
-        p, importer, line = todo.pop()
-        if p in seen:
-            continue
-        if not p.resolve().is_relative_to(course):  # a link, or a folder of links
-            if importer is None:
-                raise BuildError("a link to a file outside the course; it would be published with the experiment: "
-                                 "refused", f"experiments/{p.name}")
-            raise BuildError(f"imports {p.stem}, and experiments/{p.name} is a link to a file outside the course; "
-                             f"it would be published with the experiment: refused", f"experiments/{importer.name}",
-                             line)
-        seen.append(p)
-        for name, at in _imports(source_text(p), p.parent).items():
-            todo.append((p.parent / f"{name}.py", p, at))
-    return sorted(seen)
-
-
-def code_hash(path: Path) -> str:
-    """The experiment's code: its file and the sibling modules it imports (shown as provenance)."""
-    h = hashlib.sha256()
-    for src in local_sources(path):
-        h.update(src.name.encode() + b"\0" + source_text(src).encode() + b"\0")
-    return h.hexdigest()[:12]
-
-
-def cache_key(code: str, seed: int) -> str:
-    identity = (f"{code} seed={seed} python={sys.version.split()[0]} numpy={package_version('numpy')} "
-                f"runner={runner_hash()} "
-                f"{json.dumps(numeric_env())}")
-    return hashlib.sha256(identity.encode()).hexdigest()[:20]
-
-
-def report_digest(report: dict) -> str:
-    return hashlib.sha256(json.dumps(report, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-# -- the cache: one entry per experiment and seed --------------------------------------------
-
-def _entry(cache_dir: Path, name: str, seed: int) -> Path:
-    return cache_dir / name / f"seed-{seed}.json"
-
-
-def load_cached(cache_dir: Path, name: str, seed: int, key: str, warn) -> tuple[dict, str] | None:
-    """The cached report and its digest, if the entry is for this key and intact."""
-    path = _entry(cache_dir, name, seed)
-    entry, why = read_sealed(path)
-    if why == "missing":
-        return None
-    if why == "not sealed here":
-        warn(f"warning: {path}: not written by this machine's builds, or changed since; running {name} (seed "
-             f"{seed}) again")
-        return None
-    try:
-        if why:
-            raise ValueError(why)
-        if entry.get("key") != key:
-            return None
-        report, recorded = entry["report"], entry["sha256"]
-        if not isinstance(report, dict):
-            raise TypeError("report is not a mapping")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        warn(f"warning: {path}: unreadable cache entry ({type(exc).__name__}); running {name} again")
-        return None
-    digest = report_digest(report)
-    if digest != recorded:
-        warn(f"warning: {path}: the report does not match its recorded hash; running {name} (seed {seed}) again")
-        return None
-    return report, digest
-
-
-def store(cache_dir: Path, name: str, seed: int, key: str, report: dict, warn) -> str:
-    digest = report_digest(report)
-    path = _entry(cache_dir, name, seed)
-    if not write_cache(path, {"key": key, "sha256": digest, "report": report}):
-        warn(f"warning: cannot write the experiment cache ({path}); results are not kept")
-    return digest
 
 
 # -- one job, on whatever machine runs it -----------------------------------------------------
@@ -316,10 +186,6 @@ def _jobs(missing: list, seeds: list, again: bool, workers: int) -> list[tuple[l
         return [([course], False), ([s for s in chunks[0] if s != course] + [course], True)]
     lead = seeds[1:2]  # cached, run again so that the course seed comes after another seed
     return [*[(chunk, False) for chunk in chunks], (lead + [course], True)]
-
-
-def runner_hash() -> str:
-    return hashlib.sha256(RUNNER.read_bytes() + CRITERIA.read_bytes()).hexdigest()[:12]
 
 
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
@@ -517,7 +383,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
             _same_twice(report, seed, data, after)
         except BuildError:  # its cached result (from an earlier build, or --check's) is no answer either
             for gone in {seed, report.seeds[0]}:
-                _entry(cache_dir, report.name, gone).unlink(missing_ok=True)
+                forget(cache_dir, report.name, gone)
             raise
     for report, seed, key, data in held:
         store(cache_dir, report.name, seed, key, data, progress)

@@ -296,7 +296,7 @@ def experiment_files(env, course, m, build_info: dict, pages: list[Built]) -> di
     from lessonkit.io import digest, files_digest, read_cache, write_cache
     from lessonkit.load import theme
     from lessonkit.load.inputs import skipped
-    from lessonkit.measure import experiments, provenance
+    from lessonkit.measure import provenance, runcache
     from lessonkit.versions import package_version
 
     files: dict[str, bytes] = {}
@@ -307,10 +307,10 @@ def experiment_files(env, course, m, build_info: dict, pages: list[Built]) -> di
     kept_in = course.root / ".cache" / "source-pages"
     for report in m.reports:
         path = course.root / report.path
-        sources = experiments.local_sources(path)
+        sources = runcache.local_sources(path)
         for src in sources:
             files[f"experiments/{src.name}"] = src.read_bytes()
-        files["experiments/criteria.py"] = experiments.CRITERIA.read_bytes()  # what the harness judges with
+        files["experiments/criteria.py"] = runcache.CRITERIA.read_bytes()  # what the harness judges with
         names_ = [path.name] + sorted({s.name for s in sources if s != path} | {"criteria.py"})
         lines = provenance.highlighted_lines(path, course.root / ".cache" / "highlight")
         for lang in site.languages:

@@ -40,16 +40,23 @@ class BuildError(Exception):
         return f"{where}{self.message}"
 
 
+class NotChecked(BuildError):
+    """A check that an earlier error made meaningless (a value of an experiment that failed, a term when the
+    glossary has an error): not an error of its own. Its message says what was not checked and why, in the
+    plural ("uses of … on the pages, not checked: it failed"); raise_all drops it and prints the count."""
+
+
 class BuildErrors(BuildError):
     """Independent errors found in one pass, so that the author mends them all before building again: one
-    line each (raise_all orders them)."""
+    line each (raise_all orders them), then a note for each kind of check an error kept from being made."""
 
-    def __init__(self, errors: list[BuildError]):  # in the order raise_all gives them
+    def __init__(self, errors: list[BuildError], notes: list[str] = ()):  # in the order raise_all gives them
         self.errors = list(errors)
+        self.notes = list(notes)
         super().__init__(f"{len(self.errors)} errors")
 
     def __reduce__(self):
-        return type(self), (self.errors,)
+        return type(self), (self.errors, self.notes)
 
     def located(self, path: Path | str, line: int | None = None) -> BuildErrors:
         for one in self.errors:
@@ -69,7 +76,7 @@ def _in_order(errors) -> list[BuildError]:
     flat, seen = [], set()
     for exc in errors:
         for one in each(exc):
-            if str(one) not in seen:  # the same mistake reached by two routes is one error
+            if not isinstance(one, NotChecked) and str(one) not in seen:  # the same mistake reached by two routes is one error
                 seen.add(str(one))
                 flat.append(one)
     return sorted(flat, key=lambda e: (e.path is None, str(e.path or ""), e.line or 0))
@@ -80,17 +87,25 @@ def raise_all(errors: list[BuildError], late: list[BuildError] = ()) -> None:
     the `late` ones (a translation behind its source, under --strict) after the rest: an edit of the source
     causes them, and they must not hide the errors that need mending first."""
     found = _in_order(errors) + _in_order(late)
+    skipped: dict[str, int] = {}
+    for exc in [*errors, *late]:
+        for one in each(exc):
+            if isinstance(one, NotChecked):
+                skipped[one.message] = skipped.get(one.message, 0) + 1
+        skipped.update({note: 0 for note in getattr(exc, "notes", ()) if note not in skipped})
+    notes = [f"{n} {why}" if n else why for why, n in skipped.items()]
     if len(found) == 1:
+        found[0].notes = notes  # (said after it: error_lines)
         raise found[0]
     if found:
-        raise BuildErrors(found)
+        raise BuildErrors(found, notes)
 
 
 def error_lines(exc: BaseException) -> list[str]:
     """What the command line prints for a build's error: `error: file:line: …` for each, and a count when
     there are several."""
     errors = each(exc)
-    out = [f"error: {one}" for one in errors]
+    out = [f"error: {one}" for one in errors] + [f"note: {note}" for note in getattr(exc, "notes", ())]
     if len(errors) > 1:
         out.append(f"{len(errors)} errors")
     return out

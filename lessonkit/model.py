@@ -22,6 +22,7 @@ class Page:
     body: str
     body_line: int  # the file line on which the body starts (1-based)
     digest: str  # sha256 of the file, first 12 hex digits
+    error: Exception | None = None  # why it could not be read (its front matter): it is not parsed, and fails the build
 
     @property
     def url(self) -> str:
@@ -79,6 +80,7 @@ class Site:
     config: dict
     pages: list = field(default_factory=list)  # every Page, in site order, language by language
     stale: dict = field(default_factory=dict)  # translation page path -> why it is behind its source
+    errors: list = field(default_factory=list)  # the pages' own errors found while loading (their front matter)
 
     def __post_init__(self):
         self._index()
@@ -205,6 +207,8 @@ class Course:
     plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/load/plugins.py)
     parts: object = None  # the theme's partials (lessonkit/load/parts.py)
     data_files: tuple = ()  # the data files the load stage read (glossary, references, styles): every page's inputs
+    errors: list = field(default_factory=list)  # the data files' errors: reported with the pages' errors
+    unloaded: dict = field(default_factory=dict)  # "glossary"/"references" -> why the pages' uses are not checked
 
     @property
     def cache(self) -> Path:

@@ -153,6 +153,7 @@ def _audits(course, pages: list) -> dict:
 
 def load(options: Options, say):
     """The course: site.yaml, every page, interface strings, glossary and references. Nothing is run yet."""
+    from lessonkit.errors import BuildError
     from lessonkit.io import refuse_links_out
     from lessonkit.load import content, inputs, plugins, references
     from lessonkit.load.parts import Parts
@@ -177,18 +178,30 @@ def load(options: Options, say):
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
     strings = load_strings(root, site.languages)
     read: set = set()  # the data files the pages depend on, as they are read
-    sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
-                              site.config.get("citation_style", content.MISSING), read)
+    errors: list = []  # a data file's error: reported with the pages' errors, whose checks go on without it
+    unloaded: dict = {}
+    try:
+        sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
+                                  site.config.get("citation_style", content.MISSING), read)
+    except BuildError as exc:
+        errors.append(exc)
+        sources = references.stand_ins(root, site.languages)
+        if sources is None:
+            sources, unloaded["references"] = {}, "citations on the pages, not checked: the sources have an error"
     chosen = plugins.load(site.config["plugins"], content.config_place(root, "plugins"), root)
     if chosen:  # their syntax, added once here: a plugin that fails at it is one error, not one per page
         from lessonkit.markdown import parser
 
         parser.parser(chosen)
-    glossary = content.load_glossary(root, site.languages, read)
+    try:
+        glossary = content.load_glossary(root, site.languages, read)
+    except BuildError as exc:
+        errors.append(exc)
+        glossary, unloaded["glossary"] = [], "glossary terms on the pages, not checked: the glossary has an error"
     return Course(root, site, strings, glossary, sources,
                   seed_set(site.config, options),
                   templates=environment.environment(root, strings, site.config["experiment_timeout"]), plugins=chosen,
-                  parts=Parts(root), data_files=tuple(sorted(read)))
+                  parts=Parts(root), data_files=tuple(sorted(read)), errors=errors, unloaded=unloaded)
 
 
 def measure(course, options: Options, say):
@@ -196,10 +209,15 @@ def measure(course, options: Options, say):
     executor), every claim judged; then, if asked, the reports frozen into results/."""
     from lessonkit.measure import claims
 
-    reports = run_experiments(course.root, course.site.config, course.seeds, options, say)
+    failures: list = []  # an experiment that fails: reported with the pages' errors, the others still run
+    reports = run_experiments(course.root, course.site.config, course.seeds, options, say, failures=failures)
     verdicts = claims.Verdicts(course.cache / "verdicts.json")
     measured = claims.collect(reports, verdicts, gather=True)  # failing claims: reported with the pages' errors
     verdicts.save()
+    done = {report.name for report in reports}
+    measured.unmeasured = {name: f"uses of experiment {name}'s values and claims on the pages, not checked: it failed"
+                           for name in course.site.config["experiments"] if name not in done}
+    measured.failures[:0] = failures
     return measured
 
 
@@ -238,7 +256,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
         environment.warm(course.templates)
     # Every error found, in one pass: failing claims, each page's own, then the checks across the pages that
     # parsed. A translation behind its source (--strict) comes last: an edit of the source causes it.
-    errors = list(measured.failures) + parsing.errors
+    errors = course.errors + course.site.errors + list(measured.failures) + parsing.errors
     late = [BuildError(course.site.stale[str(b.page.path)], b.page.path)
             for b in parsing.pages if options.strict and course.site.is_stale(b.page)]
     built = [b for b in parsing.pages if b.collected is not None]  # (a page stopped at an error collected nothing)
@@ -344,9 +362,11 @@ def seed_set(config: dict, options: Options) -> list[int]:
     return list(range(seed, seed + count))
 
 
-def run_experiments(root: Path, config: dict, seeds: list[int], options: Options, say, twice: bool = False) -> list:
+def run_experiments(root: Path, config: dict, seeds: list[int], options: Options, say, twice: bool = False,
+                    failures: list | None = None) -> list:
     """Every experiment's reports over the seeds; what is not frozen or cached runs on the chosen executor.
-    twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment."""
+    twice: run each course seed once more even when cached (--check), to catch a nondeterministic experiment.
+    failures: where an experiment's error goes, the others still run (without, it stops the build)."""
     from lessonkit.errors import BuildError
     from lessonkit.measure import executors, experiments, frozen
 
@@ -368,7 +388,7 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
                                                                    options.jobs),
                                timeout=config["experiment_timeout"], limits=config["limits"], progress=say,
                                twice=twice, policy=policy,
-                               require_isolation=options.strict)
+                               require_isolation=options.strict, failures=failures)
 
 
 def check_out(root: Path, out: Path) -> None:

@@ -23,6 +23,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+def stderr_lines(stderr: str) -> list[str]:
+    """A build's error lines, without the notes that count the checks an error kept from being made."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("note: ")]
+
+
 def run_build(*args, root: Path = ROOT, validator: bool = False, fresh: bool = False) -> subprocess.CompletedProcess:
     """python build.py … as an author runs it: its exit code, output and errors. It runs in this process
     (build.main, as the command line calls it: a process start and the engine's imports saved) unless `fresh`

@@ -191,7 +191,11 @@ def test_bad_input_fails_in_one_line_and_keeps_the_site(built, breakage, message
     result = run_build("--out", out, root=course)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
+    notes = [line for line in lines if line.startswith("note: ")]  # the checks this error kept from being made
+    lines = [line for line in lines if line not in notes]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert notes == (["note: 8 uses of experiment tiny's values and claims on the pages, not checked: it failed"]
+                     if where == EXPERIMENT and "claim tiny" not in lines[0] else []), result.stderr
     location = where if line is None else f"{where}:{line}"
     assert lines[0].startswith(f"error: {location}"), (lines[0], location)
     assert message in lines[0], lines[0]
@@ -420,3 +424,70 @@ def test_a_caption_may_quote_only_values_its_figure_drew(tmp_path):
                                                             'values.over_seeds("tiny.claims.held")'), "utf-8")
     with pytest.raises(BuildError, match="'tiny.claims.held': counted by the build, not measured on each seed"):
         build_here(root)
+
+
+SIX_MORE_ZH = "---\ntitle: 更多\n---\n\n## 更多 {#more}\n\n第一段，见[上文](#nowhere)。\n\n第二段，均值是 {val}`tiny.mean`。\n"
+SIX_MORE_EN = ("---\ntitle: More\ntranslated_from: {digest:zh/more.md}\n---\n\n## More {#more}\n\n"
+               "The first paragraph [@vaswani2017], and [@nokey].\n")
+SIX_BIB = ("@article{vaswani2017,\n  title = {Attention Is All You Need},\n  author = {Vaswani, Ashish},\n"
+           "  year = {2017},\n  journal = {NeurIPS}\n}\n\n@article{broken,\n  title = {No closing brace,\n"
+           "  year = 2020\n}\n")
+
+
+@pytest.mark.slow
+def test_six_mistakes_of_six_kinds_are_all_reported_by_one_build(tmp_path):
+    """A front-matter typo, a BibTeX syntax error, an experiment that raises, a link to a missing anchor, a
+    dropped translation paragraph and an unknown citation key: one --strict build names all six, in file and
+    line order (the translation's alignment last), with "6 errors". The bibliography's error does not make its
+    good keys unknown, and the failed experiment's values are not called unknown: a note counts them."""
+    from conftest import course_from
+
+    course = course_from(tmp_path / "c", f"""
+-- content/site.yaml --
+title:
+  zh: 小课
+  en: A tiny course
+languages: [zh, en]
+experiments: [tiny]
+pages: [page, more]
+seeds: 2
+-- content/zh/more.md --
+{SIX_MORE_ZH}-- content/en/more.md --
+{SIX_MORE_EN}-- content/references.bib --
+{SIX_BIB}""")
+    typo = edit(course, EN, "description: One page.", "descripton: One page.")
+    raises = edit(course, EXPERIMENT, "    rng = np.random.default_rng(seed)\n", "    raise RuntimeError('boom')\n")
+    result = run_build("--strict", root=course)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: content/en/more.md:8: unknown reference 'nokey': add it to content/references.bib (or "
+        "content/references.yaml)",
+        f"error: {EN}:{typo}: unknown front-matter key 'descripton' (known: description, title, translated_from)",
+        "error: content/references.bib:12: syntax error: premature end of file (in the entry 'broken' that begins "
+        "on line 8)",
+        "error: content/zh/more.md:7: link '#nowhere': this page has no anchor #nowhere",
+        f"error: {EXPERIMENT}:{raises}: experiment tiny failed (seed 0): RuntimeError: boom",
+        "error: content/en/more.md:8: section 'more' has 1 paragraph where content/zh/more.md:9 has 2",
+        "note: 5 uses of experiment tiny's values and claims on the pages, not checked: it failed",
+        "6 errors"], result.stderr
+    assert not (course / "site").exists()
+
+
+@pytest.mark.parametrize("broken, note", [
+    ("content/glossary.yaml", "glossary terms on the pages, not checked: the glossary has an error"),
+    ("content/references.yaml", "citations on the pages, not checked: the sources have an error")])
+def test_a_data_file_that_cannot_be_read_hides_no_page_error_and_makes_none_up(built, broken, note):
+    """A glossary or a list of sources that is not YAML is its own error; the pages are still parsed (a value
+    key's typo is still found), and their terms or citations, which cannot be checked, are counted in a note,
+    not reported as unknown."""
+    course, out, before = built
+    edit(course, ZH, "标准差 {val}", "[标准差]{.term} [@gauss1809] {val}")
+    typo = edit(course, ZH, "{val}`tiny.mean`", "{val}`tiny.maen`")
+    (course / broken).write_text("- [unclosed\n", "utf-8")
+    result = run_build("--out", out, root=course)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith(f"error: {broken}:"), result.stderr
+    assert lines[1].startswith(f"error: {ZH}:{typo}: unknown value key 'tiny.maen'"), result.stderr
+    assert lines[2:] == [f"note: 1 {note}", "2 errors"], result.stderr
+    assert snapshot(out) == before

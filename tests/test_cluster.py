@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import make_course, run_build, snapshot
+from conftest import make_course, run_build, snapshot, stderr_lines
 
 from lessonkit.load.content import LIMITS
 
@@ -173,7 +173,7 @@ def test_an_unreachable_scheduler_is_one_line_within_a_timeout(tmp_path):
     done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{free_port()}", root=root, fresh=True)
     assert time.monotonic() - start < 40
     assert done.returncode == 1
-    lines = done.stderr.strip().splitlines()
+    lines = stderr_lines(done.stderr)
     assert len(lines) == 1 and lines[0].startswith("error: --executor dask:tcp://127.0.0.1:") \
         and "cannot reach the Dask scheduler" in lines[0], done.stderr
 
@@ -190,7 +190,7 @@ def test_workers_with_another_numpy_are_refused_in_one_line(tmp_path):
     finally:
         made.close()
     assert done.returncode == 1
-    lines = done.stderr.strip().splitlines()
+    lines = stderr_lines(done.stderr)
     assert len(lines) == 1 and "has numpy 1.0.0, this build " in lines[0] and "give the workers the same" in lines[0], \
         done.stderr
     assert not (root / "site").exists()
@@ -214,7 +214,7 @@ def test_a_silent_service_at_the_scheduler_address_is_one_line_within_a_timeout(
     finally:
         listener.close()
     assert time.monotonic() - start < 60
-    lines = done.stderr.strip().splitlines()
+    lines = stderr_lines(done.stderr)
     assert done.returncode == 1 and len(lines) == 1, done.stderr
     assert "the scheduler did not answer within 15 s" in lines[0], done.stderr
     assert not (root / "site").exists()

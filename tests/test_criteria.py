@@ -4,7 +4,7 @@ of what a criterion may be, never handed to eval, with a bound on size and steps
 from __future__ import annotations
 
 import pytest
-from conftest import TINY_EXPERIMENT, make_course, run_build
+from conftest import TINY_EXPERIMENT, make_course, run_build, stderr_lines
 
 from lessonkit.criteria import MAX_STEPS, CriterionError, evaluate, holds
 
@@ -74,7 +74,7 @@ def test_a_hostile_criterion_is_one_line_at_its_claim_and_publishes_nothing(tmp_
     root = make_course(tmp_path / "c", experiment=source)
     result = run_build("--no-search", "--seeds", "2", "--out", root / "site", root=root)
     assert result.returncode == 1, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
+    lines = stderr_lines(result.stderr)
     line = next(n for n, text in enumerate(source.splitlines(), 1) if 'Claim(id="mean"' in text)
     assert len(lines) == 1 and lines[0].startswith(f"error: experiments/tiny.py:{line}: "), result.stderr
     assert "cannot be evaluated" in lines[0] and len(lines[0]) < 600

@@ -8,7 +8,7 @@ import re
 import shutil
 
 import pytest
-from conftest import build_here, edit, make_course, run_build, snapshot
+from conftest import build_here, edit, make_course, run_build, snapshot, stderr_lines
 
 from lessonkit import markup
 from lessonkit.errors import BuildError
@@ -188,7 +188,7 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path):
     root = course(tmp_path, seeds=2)
     done = run_build("--frozen-only", "--no-search", root=root)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
+    assert stderr_lines(done.stderr) == [
         "error: experiments/tiny.py: --frozen-only: experiment tiny has no frozen results (results/tiny.json): "
         "python build.py --freeze"]
     done = run_build("--verify", "-1", root=root)
@@ -289,7 +289,7 @@ def test_damaged_files_are_one_line_errors_on_the_command_line(tmp_path):
                             (saved.replace(b'"n": 64', b'"n": 65', 1), "does not match its sha256")]:
         frozen_file(root).write_bytes(damage)
         done = run_build("--no-search", root=root)
-        lines = done.stderr.strip().splitlines()
+        lines = stderr_lines(done.stderr)
         assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: results/tiny.json"), lines
         assert message in lines[0] and "Traceback" not in done.stderr
         assert snapshot(root / "site") == site

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY_EXPERIMENT, append_to_page, make_course, run_build, with_figure
+from conftest import ROOT, TINY_EXPERIMENT, append_to_page, make_course, run_build, stderr_lines, with_figure
 
 BUILD = [sys.executable, str(ROOT / "build.py")]
 
@@ -28,7 +28,7 @@ def snapshot(site: Path) -> dict:
 
 def fails_in_one_line(result, starts: str, contains: str = "") -> str:
     assert result.returncode != 0, result.stdout
-    lines = result.stderr.strip().splitlines()
+    lines = stderr_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"error: {starts}"), lines[0]
     assert contains in lines[0], lines[0]
@@ -52,7 +52,7 @@ def fails_in_each_page(result, starts: str, contains: str) -> list[str]:
     """A mistake written into both languages' pages: an error line for each page, then their count."""
     assert result.returncode != 0, result.stdout
     assert "Traceback" not in result.stderr, result.stderr
-    *errors, count = result.stderr.strip().splitlines()
+    *errors, count = stderr_lines(result.stderr)
     assert count == f"{len(errors)} errors" and len(errors) == 2, result.stderr
     assert any(line.startswith(f"error: {starts}") for line in errors), result.stderr
     assert all(line.startswith("error: content/") and contains in line for line in errors), result.stderr
@@ -869,7 +869,7 @@ def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path, path, message)
     (root / path).unlink(missing_ok=True)
     (root / path).mkdir()
     result = build(root)
-    assert result.returncode == 1 and result.stderr.strip() == result.stderr.strip().splitlines()[0]
+    assert result.returncode == 1 and result.stderr.strip() == stderr_lines(result.stderr)[0]
     assert result.stderr.startswith(message), result.stderr
 
 
@@ -908,7 +908,7 @@ def test_interface_strings_and_titles_cannot_reach_into_the_engine(tmp_path, whe
     root = make_course(tmp_path / "c")
     edit(root / where, old, new)
     result = build(root)
-    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.returncode == 1 and len(stderr_lines(result.stderr)) == 1, result.stderr
     assert result.stderr.startswith(f"error: {where}:") and message in result.stderr, result.stderr
 
 
@@ -964,7 +964,7 @@ def test_a_link_to_nothing_among_the_inputs_is_not_an_internal_error(tmp_path, f
     result = build(root)
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
     if result.returncode:
-        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert len(stderr_lines(result.stderr)) == 1, result.stderr
     else:
         assert not [p for p in (root / "site").rglob("*") if p.is_symlink()], "a link reached the site"
     again = build(root)  # and the next build, with the fingerprint written, is a no-op or the same error

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build
+from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build, stderr_lines
 
 from lessonkit import checks, markup
 from lessonkit.measure.claims import Measurements, Value
@@ -20,7 +20,7 @@ def build(root, *args):
 
 def one_line_error(result) -> str:
     assert result.returncode == 1, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
+    lines = stderr_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     return lines[0]
 
@@ -201,7 +201,7 @@ def test_a_parameter_is_labelled_set_never_measured_and_cannot_carry_a_verified_
     bad = make_course(tmp_path / "d", experiment=source, pages=pages(audited["zh"], audited["en"]))
     result = build(bad)  # both pages audit it so: an error in each, in one pass
     assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
+    lines = stderr_lines(result.stderr)
     assert [line.split(": ", 2)[1] for line in lines[:-1]] == ["content/en/page.md:9", "content/zh/page.md:8"], lines
     assert all(line.split(": ", 2)[2].startswith("audit=verified rests on claim tiny.size, whose criterion reads "
                                                  "only parameters") for line in lines[:-1]), lines

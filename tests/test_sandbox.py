@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY_EXPERIMENT, TINY_FIGURE, make_course, with_figure
+from conftest import ROOT, TINY_EXPERIMENT, TINY_FIGURE, make_course, stderr_lines, with_figure
 
 from lessonkit.load.content import LIMITS
 from lessonkit.measure import sandbox
@@ -175,7 +175,7 @@ def test_an_experiment_cannot_signal_the_build(tmp_path, code):
     # Outside the build's reach, the signal either does nothing or ends the experiment alone: the build says so.
     assert result.returncode in (0, 1), (result.returncode, result.stderr)
     if result.returncode:
-        lines = result.stderr.strip().splitlines()
+        lines = stderr_lines(result.stderr)
         assert len(lines) == 1 and lines[0].startswith("error: experiments/tiny.py"), result.stderr
 
 
@@ -359,7 +359,7 @@ def test_a_link_in_place_of_a_runs_own_file_is_not_followed(tmp_path, replaced):
                                      f"os.symlink({str(secret)!r}, {replaced!r})\nos._exit(0)\n")
     root = make_course(tmp_path / "c", experiment=source)
     result = build(root)
-    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.returncode == 1 and len(stderr_lines(result.stderr)) == 1, result.stderr
     assert SECRET_TEXT not in result.stderr + result.stdout
     assert ("replaced the runner's report file" if replaced == "reports.jsonl" else "ended (exit status 0)") \
         in result.stderr, result.stderr
@@ -377,7 +377,7 @@ def test_a_recipe_that_puts_a_link_in_place_of_a_drawn_figure_publishes_nothing(
     result = build(root)
     assert result.returncode == 1, result.stdout
     assert "figures/tiny.py: figure 'tiny.bars' (zh): a recipe removed or replaced the SVG its worker wrote" \
-        in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        in result.stderr and len(stderr_lines(result.stderr)) == 1, result.stderr
     assert not (root / "site").exists() and not list((root / ".cache" / "figures").glob("*.svg"))
 
 
@@ -415,7 +415,7 @@ def test_what_an_experiment_writes_into_the_runners_files_is_one_line(tmp_path, 
     source = TINY_EXPERIMENT.replace("import harness\n", f"import harness\n\n{code}\n")
     root = make_course(tmp_path / "c", experiment=source)
     result = build(root, "--seeds", "1")  # (one seed: no other job's report is refused first)
-    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.returncode == 1 and len(stderr_lines(result.stderr)) == 1, result.stderr
     assert "internal error" not in result.stderr and result.stderr.startswith("error: experiments/tiny.py") \
         and ": experiment tiny" in result.stderr, result.stderr
 
@@ -428,7 +428,7 @@ def test_what_a_recipe_writes_into_its_progress_file_is_one_line(tmp_path, failu
                                  f"    open('progress.jsonl', 'a').write({line!r} + '\\n')\n")
     root = with_figure(make_course(tmp_path / "c"), recipe)
     result = build(root)
-    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.returncode == 1 and len(stderr_lines(result.stderr)) == 1, result.stderr
     assert "figures/tiny.py: a figure recipe removed, replaced or wrote into its worker's progress file" \
         in result.stderr, result.stderr
 

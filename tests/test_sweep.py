@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build
+from conftest import ROOT, TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build, stderr_lines
 
 from lessonkit import markup
 
@@ -21,7 +21,7 @@ def build(root, *args):
 
 def one_line_error(result) -> str:
     assert result.returncode == 1, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
+    lines = stderr_lines(result.stderr)
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     return lines[0]
 

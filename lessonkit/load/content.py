@@ -321,7 +321,12 @@ def load_site(root: Path, base_url: str | None = None) -> Site:
             if not inside(content, path, links):  # a link pointing outside
                 raise BuildError("page path escapes content/", shown)
             text = read_text(path, shown)
-            meta, body, body_line = split_front_matter(text, shown)
+            try:
+                meta, body, body_line = split_front_matter(text, shown)
+            except BuildError as exc:  # this page's error: the others are still read, and parsed
+                site.errors.append(exc)
+                site.add(Page(slug, lang, shown, {"title": slug, "description": None}, "", 1, digest(text), exc))
+                continue
             site.add(Page(slug, lang, shown, meta, body, body_line, digest(text)))
     _check_translations(site)
     return site
@@ -330,7 +335,7 @@ def load_site(root: Path, base_url: str | None = None) -> Site:
 def _check_translations(site: Site) -> None:
     source = site.config["source_language"]
     for page in site.pages:
-        if page.lang == source:
+        if page.lang == source or page.error:  # (a page whose front matter is wrong: that is its error)
             continue
         original = site.page(source, page.slug)
         recorded = page.meta.get("translated_from")

@@ -3,6 +3,7 @@ formatted once per language with a CSL style (citeproc-py), so that a source rea
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -105,6 +106,25 @@ def _load(root: Path, languages: list[str], tags: dict, style: object, read: set
 
 # A style's ": " after a Chinese or Japanese word (the zh-CN locale's "载于: ") is the full-width colon there.
 _CJK_COLON = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff]): ")
+
+
+def stand_ins(root: Path, languages: list[str]) -> dict | None:
+    """When the sources have an error (the build reports it): every key they name, found by a plain reading
+    of each file, as an entry that shows its key, so that the pages' citations are still checked against the
+    keys. None when even that reading fails: the citations are then not checked."""
+    import yaml
+
+    keys = []
+    try:
+        if (root / YAML).is_file():
+            keys += [str(k) for k in yaml.safe_load(read_text(root / YAML, YAML)) or {}]
+        if (root / BIB).is_file():
+            keys += [key for key, _, _ in _entries(read_text(root / BIB, BIB)) if key]
+    except (BuildError, yaml.YAMLError, TypeError, AttributeError):
+        return None
+    return {key: {"key": key, "html": dict.fromkeys(languages, html.escape(key)),
+                  "cite": dict.fromkeys(languages, html.escape(key)), "order": dict.fromkeys(languages, n)}
+            for n, key in enumerate(keys)}
 
 
 def unknown(key: str, references: dict) -> BuildError:

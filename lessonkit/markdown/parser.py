@@ -16,7 +16,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from lessonkit.errors import BuildError, raise_all
+from lessonkit.errors import BuildError, NotChecked, raise_all
 from lessonkit.markdown.conversions import Memo
 from lessonkit.markdown.plugins.blocks import blocks_plugin
 from lessonkit.markdown.plugins.citations import citations_plugin
@@ -43,11 +43,14 @@ class Inputs:
     references: dict = field(default_factory=dict)
     plugins: tuple = ()  # the course's plugins (lessonkit/load/plugins.py): their markdown() adds syntax
     parts: object = None  # the theme's partials (lessonkit/load/parts.py): the HTML each feature writes
+    unloaded: dict = field(default_factory=dict)  # "glossary"/"references" -> why the pages' uses are not checked
 
     def glossary_entry(self, lang: str, text: str, key: str | None) -> dict:
         for entry in self.glossary:
             if (key and entry["id"] == key) or (not key and entry[lang] == text.strip()):
                 return entry
+        if "glossary" in self.unloaded:
+            raise NotChecked(self.unloaded["glossary"])
         wanted = f"key={key!r}" if key else repr(text.strip())
         raise BuildError(f"glossary term {wanted} is not in content/glossary.yaml{self._closest_terms(lang, text, key)}")
 
@@ -74,6 +77,9 @@ class Inputs:
     def reference(self, key: str) -> dict:
         if key not in self.references:
             from lessonkit.load.references import unknown
+
+            if "references" in self.unloaded:
+                raise NotChecked(self.unloaded["references"])
 
             raise unknown(key, self.references)
         return self.references[key]

@@ -42,7 +42,7 @@ class Parsing:
         site = course.site
         common = f"{shared}\0{course.seeds}"
         self.inputs = parser.Inputs(measurements, course.strings, set(site.config["pages"]), course.glossary,
-                                    course.references, course.plugins, course.parts)
+                                    course.references, course.plugins, course.parts, course.unloaded)
         self.course, self.say = course, say
         navs = site.navigation()
         self.pages: list[Built] = []
@@ -52,7 +52,7 @@ class Parsing:
             own = f"{common}\0{page.path}\0{page.digest}\0{json.dumps(nav.key(), ensure_ascii=False)}\0" \
                   f"{site.is_stale(page)}"
             key = hashlib.sha256(own.encode()).hexdigest()[:24]
-            hit = None if force else cache.load(page, nav, key)
+            hit = None if force or page.error else cache.load(page, nav, key)
             self.pages.append(hit or Built(page, nav, key, None, "", parsed=True))
             if hit is None:
                 self.todo.append(self.pages[-1])
@@ -95,6 +95,8 @@ class Parsing:
         shell = self.todo[i]
         before = {name: set(memo.data) for name, memo in self.memos.items()} if self.workers > 1 else {}
         errors: list[BuildError] = []  # this page's, reported with every other page's
+        if shell.page.error:  # its front matter could not be read: the load stage reported it
+            return None, None, {}, []
         try:
             body, collected = parser.to_html(shell.page, self.inputs, errors)
         except BuildError as exc:  # one the page cannot be parsed past
@@ -113,6 +115,6 @@ class Parsing:
 def parse_again(course, measurements, built: Built) -> None:
     """A cached page whose body the cache cannot give back: parse it now."""
     inputs = parser.Inputs(measurements, course.strings, set(course.site.config["pages"]), course.glossary,
-                           course.references, course.plugins, course.parts)
+                           course.references, course.plugins, course.parts, course.unloaded)
     built.body, built.collected = parser.to_html(built.page, inputs)
     built.parsed = True

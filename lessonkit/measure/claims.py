@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lessonkit import criteria, io
-from lessonkit.errors import BuildError
+from lessonkit.errors import BuildError, NotChecked
 from lessonkit.io import read_cache
 from lessonkit.measure import declared, falsifiable
 from lessonkit.measure.experiments import Report
@@ -85,6 +85,7 @@ class Measurements:
     seeds: list = field(default_factory=list)
     reports: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # claims that do not hold (collect(gather=True)): BuildErrors
+    unmeasured: dict = field(default_factory=dict)  # experiment -> why it has no values (it failed)
 
     def entry(self, key: str) -> Value:
         """The Value a key (or an element's key, `key[i]`) belongs to."""
@@ -92,7 +93,14 @@ class Measurements:
         try:
             return self.values[base]
         except KeyError:
+            self._unmeasured(base)
             raise BuildError(f"unknown value key {base!r}{suggest(base, self.values)}") from None
+
+    def _unmeasured(self, key: str) -> None:
+        """A key of an experiment that failed is neither known nor unknown: that check is not made."""
+        why = self.unmeasured.get(key.split(".", 1)[0])
+        if why:
+            raise NotChecked(why)
 
     def bound_of(self, key: str):
         """The bound `key` is shown as: the whole value's, or its element's (None: shown as digits)."""
@@ -132,6 +140,7 @@ class Measurements:
         try:
             return self.claims[key]
         except KeyError:
+            self._unmeasured(key)
             raise BuildError(f"unknown claim {key!r}{suggest(key, self.claims)}") from None
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lessonkit.errors import BuildError
 from lessonkit.io import remove_tree
-from lessonkit.measure import frozen, provenance, sandbox
+from lessonkit.measure import frozen, hostfacts, provenance, sandbox
 from lessonkit.measure.runcache import (
     CRITERIA,
     RUNNER,
@@ -40,7 +40,6 @@ from lessonkit.measure.runcache import (
     source_text,
     store,
 )
-from lessonkit.names import control_in
 from lessonkit.versions import numeric_env
 
 EXECUTOR_GRACE = 60.0  # seconds past every run's own time limit that a build waits for an executor's answer
@@ -190,7 +189,8 @@ def _jobs(missing: list, seeds: list, again: bool, workers: int) -> list[tuple[l
 
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
             executor=None, timeout: float = 120.0, limits: dict, progress=lambda msg: None, twice: bool = False,
-            policy: frozen.Policy | None = None, require_isolation: bool) -> list[Report]:
+            policy: frozen.Policy | None = None, require_isolation: bool,
+            failures: list | None = None) -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
     The course seed is run a second time, in another process and after another seed if there are several (see
@@ -200,46 +200,68 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
     runs its first `policy.verify` seeds again (from the cache, unless twice) and must agree with its frozen
     file. `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is only entered
     when something has to run. None: run here, one job after another. require_isolation: nothing runs
-    where the sandbox cannot isolate it (--strict); every caller says which it wants.
+    where the sandbox cannot isolate it (--strict); every caller says which it wants. Given `failures`, an
+    experiment that fails is one error there and is left out of what is returned, and the others still run;
+    without, its error stops the sweep.
     """
     policy = policy or frozen.Policy()
-    experiments_dir = root / "experiments"
+    failed: dict[str, BuildError] = {}
     plans = []
     for name in names:
-        path = experiments_dir / f"{name}.py"
-        if not path.is_file():
-            raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
-                             "content/site.yaml")
-        code = code_hash(path)
-        report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
-                        parameters=provenance.kept_parameters(source_text(path), cache_dir.parent / "parameters"),
-                        produced_by=frozen.produced_by(code, runner_hash()), file=path)
-        thawed = not force and _thaw(root, report, seeds, policy, progress)
-        verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []
-        fresh = force or name in policy.refresh
-        for seed in seeds:
-            if seed in report.runs and seed not in verify:
-                continue
-            hit = None if fresh or (twice and seed in verify) else \
-                load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
-            if hit and seed in verify:
-                report.checked[seed] = hit[0]
-            elif hit:
-                report.runs[seed], report.digests[seed] = hit
-        unfrozen = [s for s in seeds if s not in report.runs]
-        missing = unfrozen + [s for s in verify if s not in report.checked]
-        if unfrozen and policy.only and name not in policy.refresh:
-            raise BuildError(f"--frozen-only: experiment {name} would run on seed(s) {_seeds(unfrozen)}, which "
-                             f"{frozen.path_of(root, name).relative_to(root)} does not hold: python build.py "
-                             f"--freeze (or --refresh {name}) freezes them", report.path)
-        again = not thawed and (seeds[0] in missing or twice)
-        plans.append((report, path, missing, again))
+        try:
+            plans.append(_plan(root, name, seeds, cache_dir, force, twice, policy, progress))
+        except BuildError as exc:
+            if failures is None:
+                raise
+            failed[name] = exc
     if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
-            _run_missing(plans, cache_dir, pool, workers, timeout, limits, progress, require_isolation)
+            _run_missing(plans, cache_dir, pool, workers, timeout, limits, progress, require_isolation,
+                         None if failures is None else failed)
     for report, *_ in plans:
-        _verified(report, progress)
-    return [report for report, *_ in plans]
+        if report.name not in failed:
+            try:
+                _verified(report, progress)
+            except BuildError as exc:
+                if failures is None:
+                    raise
+                failed[report.name] = exc
+    if failures is not None:
+        failures += [failed[name] for name in names if name in failed]
+    return [report for report, *_ in plans if report.name not in failed]
+
+
+def _plan(root: Path, name: str, seeds: list, cache_dir: Path, force: bool, twice: bool, policy: frozen.Policy,
+          progress) -> tuple:
+    """One experiment's report, filled from its frozen file and the cache, and the seeds it must still run."""
+    path = root / "experiments" / f"{name}.py"
+    if not path.is_file():
+        raise BuildError(f"experiment {name!r} is listed but {path.relative_to(root)} does not exist",
+                         "content/site.yaml")
+    code = code_hash(path)
+    report = Report(name, path.relative_to(root), list(seeds), {}, {}, code_hash=code,
+                    parameters=provenance.kept_parameters(source_text(path), cache_dir.parent / "parameters"),
+                    produced_by=frozen.produced_by(code, runner_hash()), file=path)
+    thawed = not force and _thaw(root, report, seeds, policy, progress)
+    verify = [s for s in seeds[:policy.verify] if s in report.runs] if thawed else []
+    fresh = force or name in policy.refresh
+    for seed in seeds:
+        if seed in report.runs and seed not in verify:
+            continue
+        hit = None if fresh or (twice and seed in verify) else \
+            load_cached(cache_dir, name, seed, cache_key(code, seed), progress)
+        if hit and seed in verify:
+            report.checked[seed] = hit[0]
+        elif hit:
+            report.runs[seed], report.digests[seed] = hit
+    unfrozen = [s for s in seeds if s not in report.runs]
+    missing = unfrozen + [s for s in verify if s not in report.checked]
+    if unfrozen and policy.only and name not in policy.refresh:
+        raise BuildError(f"--frozen-only: experiment {name} would run on seed(s) {_seeds(unfrozen)}, which "
+                         f"{frozen.path_of(root, name).relative_to(root)} does not hold: python build.py "
+                         f"--freeze (or --refresh {name}) freezes them", report.path)
+    again = not thawed and (seeds[0] in missing or twice)
+    return report, path, missing, again
 
 
 def _seeds(seeds: list) -> str:
@@ -310,11 +332,13 @@ def _verified(report: Report, progress) -> None:
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, limits: dict, progress,
-                 required: bool) -> None:
+                 required: bool, failed: dict | None = None) -> None:
+    """Run what the plans miss. Given `failed`, an experiment's error goes there (name -> error) and the
+    experiment's other jobs are dropped, while the other experiments go on; without, the first error stops all."""
     sandbox.check(progress, required=required)
     jobs, due = [], {}
     for report, path, missing, again in plans:
-        if not missing and not again:
+        if (not missing and not again) or (failed and report.name in failed):
             continue
         sources = {p.name: source_text(p) for p in local_sources(path)}
         sources["runner.py"] = RUNNER.read_text("utf-8")
@@ -336,8 +360,19 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
     # Runs again, compared once every job is in: (report, seed, report data, the seeds before it in its job). The
     # course seed's first run is stored only once its second agrees, so that a build that fails on it fails again.
     repeats, held = [], []
-    facts = builder_facts(report.file for report, _ in jobs)
+    facts = hostfacts.of_builder(report.file for report, _ in jobs)
+    def stop(report: Report, exc: BuildError) -> None:
+        """One experiment's error: it stops the sweep, or (gathering) that experiment's jobs not yet started."""
+        for other, _, future in futures:  # what has not started yet need not
+            if future is not None and (failed is None or other is report):
+                future.cancel()
+        if failed is None:
+            raise exc
+        failed.setdefault(report.name, exc)
+
     for report, job, future in futures:
+        if failed and report.name in failed:
+            continue
         try:
             result = future.result(timeout=max(0.0, deadline - time.monotonic())) if future else run_job(job)
         except TimeoutError:
@@ -347,96 +382,54 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
             raise BuildError(f"experiment {report.name}: no answer from the executor after {waited:g} s, the "
                              f"time limit of every run one after another (a worker that never returns?)",
                              report.path) from None
-        if result["failure"]:
-            for *_, other in futures:  # what has not started yet need not
-                if other is not None:
-                    other.cancel()
-        missing, again = due[report.name]
-        for i, data in enumerate(result["reports"]):
-            _no_builder_facts(report, data, facts)
-            if data.get("name") != report.name:
-                raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
-                                 report.path)
-            seed = data.get("seed")
-            if i >= len(job.seeds) or seed != job.seeds[i]:  # the report file is the runner's alone
-                raise BuildError(f"experiment {report.name} wrote a report of its own into the runner's file (seed "
-                                 f"{seed!r} where the runner reports seeds {_seeds(job.seeds)} in turn)", report.path)
-            if job.twin and (i == len(job.seeds) - 1 or seed not in missing):
-                repeats.append((report, seed, data, job.seeds[:i]))
-                continue
-            data["code_hash"] = report.code_hash
-            key = cache_key(report.code_hash, seed)
-            if again and seed == report.seeds[0]:
-                held.append((report, seed, key, data))
-                digest = report_digest(data)
-            else:
-                digest = store(cache_dir, report.name, seed, key, data, progress)
-            if report.frozen and seed in report.runs:  # a frozen seed run again: compared, not shown
-                report.checked[seed] = data
-            else:
-                report.runs[seed], report.digests[seed] = data, digest
-            report.ran += 1
-        if result["failure"]:
-            raise _failure(report, job, result)
+        try:
+            _take(report, job, result, due, facts, repeats, held, cache_dir, progress)
+        except BuildError as exc:
+            stop(report, exc)
     for report, seed, data, after in repeats:
+        if failed and report.name in failed:
+            continue
         try:
             _same_twice(report, seed, data, after)
-        except BuildError:  # its cached result (from an earlier build, or --check's) is no answer either
+        except BuildError as exc:  # its cached result (from an earlier build, or --check's) is no answer either
             for gone in {seed, report.seeds[0]}:
                 forget(cache_dir, report.name, gone)
-            raise
+            stop(report, exc)
     for report, seed, key, data in held:
-        store(cache_dir, report.name, seed, key, data, progress)
+        if not (failed and report.name in failed):
+            store(cache_dir, report.name, seed, key, data, progress)
 
 
-def builder_facts(paths) -> dict[str, str]:
-    """What of the building machine no published text may hold: its home folder, the course's and Python's
-    folders, the scratch folders' place and its host name (what each is, by the text). The sandbox hides most
-    of them (no /proc, its own host name, its own HOME); a run without it, or a worker, could read them."""
-    import os
-    import socket
-    import tempfile
-
-    try:
-        home = str(Path.home())
-    except RuntimeError:  # no HOME, and no entry for this user
-        home = ""
-    found = {home: "the home folder", sys.prefix: "the build's Python environment",
-             sys.base_prefix: "the build's Python", os.path.join(tempfile.gettempdir(), sandbox.SCRATCH_PREFIX):
-             "the scratch folders' place", **{str(Path(p).resolve().parent.parent): "the course's folder"
-                                             for p in paths if p is not None}}
-    facts = {path: what for path, what in found.items() if len(path) >= 5 and path != "/usr"
-             and not path.startswith("/usr/")}  # (Debian's own Python says nothing of the builder)
-    host = socket.gethostname()
-    if len(host) >= 4 and host != "localhost":
-        facts[host] = "the host name"
-    return facts
-
-
-def _no_builder_facts(report: Report, data, facts: dict) -> None:
-    """A report's strings must not hold a control character (names.CONTROLS), and the texts a page shows (a
-    claim's text) not the building machine's paths or host name, each as a whole path or word: "err/root" in
-    a criterion is no home folder."""
-    import re
-
-    todo = [(data, False)]
-    while todo:
-        item, shown = todo.pop()
-        if isinstance(item, dict):
-            todo += [(k, False) for k in item] + [(v, shown or k == "text") for k, v in item.items()]
-        elif isinstance(item, list):
-            todo += [(x, shown) for x in item]
-        elif isinstance(item, str):
-            odd = control_in(item)
-            if odd:
-                raise BuildError(f"experiment {report.name} reports a text that holds {odd} ({item[:60]!r}): "
-                                 f"a control character, or one that reorders the text as shown", report.path)
-            for fact, what in facts.items() if shown else ():
-                end = "" if fact.endswith("-") else r"(?![\w.-])"  # (the scratch folders' prefix runs on)
-                if re.search(rf"(?<![\w./-]){re.escape(fact)}{end}", item):
-                    raise BuildError(f"experiment {report.name} reports a text that holds {what} of the building "
-                                     f"machine ({item[:60]!r}): what the build publishes may not carry the "
-                                     f"builder's paths or host name", report.path)
+def _take(report: Report, job: Job, result: dict, due: dict, facts: dict, repeats: list, held: list,
+          cache_dir: Path, progress) -> None:
+    """One job's answer into its report (and the cache); the runs to compare into `repeats` and `held`."""
+    missing, again = due[report.name]
+    for i, data in enumerate(result["reports"]):
+        hostfacts.refuse_in(report.name, report.path, data, facts)
+        if data.get("name") != report.name:
+            raise BuildError(f"experiment declares NAME = {data.get('name')!r}, expected {report.name!r}",
+                             report.path)
+        seed = data.get("seed")
+        if i >= len(job.seeds) or seed != job.seeds[i]:  # the report file is the runner's alone
+            raise BuildError(f"experiment {report.name} wrote a report of its own into the runner's file (seed "
+                             f"{seed!r} where the runner reports seeds {_seeds(job.seeds)} in turn)", report.path)
+        if job.twin and (i == len(job.seeds) - 1 or seed not in missing):
+            repeats.append((report, seed, data, job.seeds[:i]))
+            continue
+        data["code_hash"] = report.code_hash
+        key = cache_key(report.code_hash, seed)
+        if again and seed == report.seeds[0]:
+            held.append((report, seed, key, data))
+            digest = report_digest(data)
+        else:
+            digest = store(cache_dir, report.name, seed, key, data, progress)
+        if report.frozen and seed in report.runs:  # a frozen seed run again: compared, not shown
+            report.checked[seed] = data
+        else:
+            report.runs[seed], report.digests[seed] = data, digest
+        report.ran += 1
+    if result["failure"]:
+        raise _failure(report, job, result)
 
 
 def _same_twice(report: Report, seed: int, again: dict, after: list) -> None:

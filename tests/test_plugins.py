@@ -24,6 +24,8 @@ def test_display_math_inside_a_paragraph_stays_phrasing_content():
     ("x\n\nbad $\\frac{a}{b$ here", "unbalanced braces"),
     ("x\n\nbad $\\foo{x}$ here", "unknown LaTeX command \\foo"),
     ("x\n\nbad $x^$ here", "LaTeX the converter rejects"),
+    # Temml's message underlines each UTF-16 unit, cutting this character in two halves that are no text
+    ("x\n\nbad $ \U000100000000](other.md#x) $ here", "LaTeX the converter cannot write back (U+10000"),
 ])
 def test_bad_latex_names_file_and_line(src, message):
     err = error_of(src)

@@ -70,7 +70,12 @@ _UNDEFINED = re.compile(r"(?:Undefined control sequence|Unsupported function nam
 def _convert(tex: str, display: bool) -> str:
     if not _balanced(tex):
         raise BuildError(f"LaTeX has unbalanced braces: ${tex}$")
-    mathml = _temml()(tex, display)
+    try:
+        mathml = _temml()(tex, display)
+    except UnicodeDecodeError:  # its message underlines each UTF-16 unit: a character outside the BMP, cut in two
+        astral = ", ".join(sorted({f"U+{ord(c):04X}" for c in tex if ord(c) > 0xFFFF})) or "a character"
+        raise BuildError(f"LaTeX the converter cannot write back ({astral}, outside the Basic Multilingual "
+                         f"Plane): ${tex}$") from None
     if mathml.startswith("!"):  # Temml's error (MathML never starts so)
         unknown = _UNDEFINED.search(mathml)
         if unknown:

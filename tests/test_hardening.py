@@ -1153,6 +1153,34 @@ def test_a_compiled_template_runs_only_when_this_users_build_sealed_it(built, se
     assert marker.exists() == sealed_here, result.stderr
 
 
+def test_a_template_compiled_for_one_course_serves_another_in_the_same_process_under_its_own_name(tmp_path,
+                                                                                                  monkeypatch):
+    """A second course (or a fresh .cache/) with the same template source compiles nothing again in the same
+    process, yet gets its own .cache/templates/ entries; and what the code says of its file is the second
+    course's: an error in it is named at templates/page.html, not at the first course's copy."""
+    import jinja2
+
+    from lessonkit.load import parts
+
+    monkeypatch.setattr(parts, "COMPILED", {})
+    trap = '{% if page.title == "Boom" %}{{ page.nothing.at_all() }}{% endif %}\n'
+    first, second = make_course(tmp_path / "a"), make_course(tmp_path / "b")
+    for root in (first, second):
+        page = root / "templates" / "page.html"
+        page.write_text(trap + page.read_text("utf-8"), "utf-8")
+    edit(second / "content/en/page.md", "title: A tiny experiment", "title: Boom")
+    assert build(first).returncode == 0
+    compiled = []
+    real = jinja2.Environment.compile
+    monkeypatch.setattr(jinja2.Environment, "compile",
+                        lambda self, *a, **kw: compiled.append(a[1] if len(a) > 1 else None) or real(self, *a, **kw))
+    result = build(second)
+    assert result.returncode == 1 and not compiled, (compiled, result.stderr)
+    assert stderr_lines(result.stderr)[0].startswith("error: templates/page.html:1: "), result.stderr
+    mine, theirs = ({p.name for p in (root / ".cache" / "templates").rglob("*.json")} for root in (second, first))
+    assert len(mine) == len(theirs) > 0 and not mine & theirs  # (an entry's name holds its template's path)
+
+
 def test_check_refuses_every_script_handler_and_address_the_engine_did_not_write(built):
     """A course's templates, static files and styles are its code: --check allows the engine's own scripts,
     by place and by bytes, and nothing else that a browser would run (an allowlist, so a spelling of

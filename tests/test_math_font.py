@@ -75,11 +75,13 @@ def test_the_cut_follows_the_formulas_and_is_kept_between_builds(tmp_path, monke
     cuts = []
     real = mathfont._cut
     monkeypatch.setattr(mathfont, "_cut", lambda data, chars: cuts.append(chars) or real(data, chars))
-    build_here(root)
+    monkeypatch.setattr(mathfont, "_CUT", {})  # this process's cuts: cleared before each build, so that
+    build_here(root)                            # what is kept between builds is the course's cache
     first = (root / "site" / "static" / mathfont.PUBLISHED).read_bytes()
     assert len(cuts) == 1
     (root / "content" / "zh" / "page.md").write_text((root / "content" / "zh" / "page.md").read_text("utf-8")
                                                      + "\n又一句话。\n", "utf-8")
+    mathfont._CUT.clear()
     build_here(root)
     assert len(cuts) == 1, "a prose edit cut the font again"
     build_here(root, out=tmp_path / "elsewhere")
@@ -94,6 +96,7 @@ def test_the_cut_follows_the_formulas_and_is_kept_between_builds(tmp_path, monke
     kept = read_cache(root / ".cache" / "math-font.json")  # (damaged by this machine's own build: sealed again)
     write_cache(root / ".cache" / "math-font.json", {**kept, "woff2": "not base64!"})
     append_to_page(root, "page", {"zh": "\n再一句。\n", "en": "\nOne more.\n"})
+    mathfont._CUT.clear()
     build_here(root)  # a damaged entry is a miss, never an error
     assert len(cuts) == 3
     (root / "templates" / "static" / "fonts" / "math.otf").write_bytes(b"not a font")  # a theme's own, broken

@@ -67,6 +67,25 @@ class SealedTemplates(jinja2.BytecodeCache):
         import sys
 
         self.folder, self.made_by = folder, f"{sys.version} jinja2 {jinja2.__version__}"
+        self._compiled: dict = {}  # bucket key -> its key in COMPILED, until the loader hands its code back
+
+    def get_bucket(self, environment, name, filename, source):
+        """The course's entry; failing that, the code this process compiled from the same source (another
+        course, a fresh .cache/), told its own file, and written into this course's cache as if compiled."""
+        bucket = super().get_bucket(environment, name, filename, source)
+        key = (self.made_by, _settings(environment), name, bucket.checksum)
+        if bucket.code is None and key in COMPILED:
+            bucket.code = _retarget(COMPILED[key], filename)
+            self.dump_bytecode(bucket)
+        elif bucket.code is None:
+            self._compiled[bucket.key] = key
+        return bucket
+
+    def set_bucket(self, bucket) -> None:
+        key = self._compiled.pop(bucket.key, None)
+        if key is not None:
+            COMPILED[key] = bucket.code
+        super().set_bucket(bucket)
 
     def load_bytecode(self, bucket) -> None:
         import base64
@@ -89,6 +108,30 @@ class SealedTemplates(jinja2.BytecodeCache):
 
         write_cache(self.folder / f"{bucket.key}.json", {"checksum": bucket.checksum, "made_by": self.made_by,
                                                          "code": base64.b64encode(marshal.dumps(bucket.code)).decode()})
+
+
+# Code compiled in this process, by what it was compiled from (Jinja's code for a template does not depend on
+# its file, only on its name, its source and the environment's syntax): a build of a second course, or of a
+# course whose .cache/ is new, does not compile the same template again.
+COMPILED: dict = {}
+
+
+def _settings(environment) -> tuple:
+    """What of an environment shapes the code Jinja generates."""
+    e = environment
+    return (type(e).__name__, e.code_generator_class.__name__, e.block_start_string, e.block_end_string,
+            e.variable_start_string, e.variable_end_string, e.comment_start_string, e.comment_end_string,
+            e.line_statement_prefix, e.line_comment_prefix, e.trim_blocks, e.lstrip_blocks, e.newline_sequence,
+            e.keep_trailing_newline, tuple(sorted(e.extensions)), e.optimized, e.is_async,
+            e.autoescape if isinstance(e.autoescape, bool) else "by name")
+
+
+def _retarget(code, filename: str):
+    """The code, as compiled for `filename`: tracebacks and errors name the course's own template."""
+    from types import CodeType
+
+    return code.replace(co_filename=filename, co_consts=tuple(
+        _retarget(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts))
 
 
 def template_error(exc: Exception, root: Path) -> BuildError:

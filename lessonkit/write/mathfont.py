@@ -33,13 +33,17 @@ def published(font: Path, chars: set[str], cache: Path, shown) -> bytes:
         except ValueError:
             pass  # a damaged entry is a miss
     try:
-        out = _cut(data, wanted)
+        out = _CUT[key] if key in _CUT else _cut(data, wanted)
     except Exception as exc:  # a theme's font is the course's input: whatever fontTools finds wrong in it
         from lessonkit.errors import BuildError
 
         raise BuildError(f"not an OpenType math font the build can cut ({type(exc).__name__}: {exc})", shown) from None
+    _CUT[key] = out
     write_cache(cache / "math-font.json", {"key": key, "woff2": base64.b64encode(out).decode("ascii")})
     return out
+
+
+_CUT: dict = {}  # key -> the cut made in this process: another course (or a fresh .cache/) need not cut again
 
 
 def _cut(data: bytes, chars: str) -> bytes:

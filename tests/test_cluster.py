@@ -167,7 +167,8 @@ def test_a_worker_killed_mid_sweep_is_survived_or_fails_in_one_line_never_half_w
     assert not [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
 
 
-def test_an_unreachable_scheduler_is_one_line_within_a_timeout(tmp_path):
+def test_an_unreachable_scheduler_is_one_line_within_a_timeout(tmp_path, monkeypatch):
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "2s")  # Dask's own setting, taken (else 10 s)
     root = make_course(tmp_path / "c")
     start = time.monotonic()
     done = run_build("--no-search", "--executor", f"dask:tcp://127.0.0.1:{free_port()}", root=root, fresh=True)
@@ -196,10 +197,13 @@ def test_workers_with_another_numpy_are_refused_in_one_line(tmp_path):
     assert not (root / "site").exists()
 
 
-def test_a_silent_service_at_the_scheduler_address_is_one_line_within_a_timeout(tmp_path):
+def test_a_silent_service_at_the_scheduler_address_is_one_line_within_a_timeout(tmp_path, monkeypatch):
     """A service that accepts the connection and says nothing hung the build for ever (Dask's own timeout
-    does not cover its handshake)."""
+    does not cover its handshake). The build waits Dask's connect timeout where the configuration sets one
+    (here 2 s), and 5 s more."""
     import threading
+
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "2s")
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -216,7 +220,7 @@ def test_a_silent_service_at_the_scheduler_address_is_one_line_within_a_timeout(
     assert time.monotonic() - start < 60
     lines = stderr_lines(done.stderr)
     assert done.returncode == 1 and len(lines) == 1, done.stderr
-    assert "the scheduler did not answer within 15 s" in lines[0], done.stderr
+    assert "the scheduler did not answer within 7 s" in lines[0], done.stderr
     assert not (root / "site").exists()
 
 
@@ -255,3 +259,22 @@ def test_check_runs_the_course_seed_here_never_on_the_cluster(cluster, tmp_path)
     checked = run_build("--no-search", "--seeds", "2", "--executor", f"dask:{cluster.address}", "--check-only",
                         root=root, fresh=True)
     assert checked.returncode == 0 and "check: no problems" in checked.stdout + checked.stderr, checked.stderr
+
+
+def test_the_connect_timeout_is_dasks_where_its_configuration_sets_one_else_ten_seconds(monkeypatch):
+    import dask
+
+    from lessonkit.measure import executors
+
+    monkeypatch.delenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", raising=False)
+    dask.config.refresh()
+    assert executors.connect_timeout() == executors.CONNECT == 10.0  # not Dask's own default, 30 s
+    with dask.config.set({"distributed.comm.timeouts.connect": "45s"}):
+        assert executors.connect_timeout() == 45.0
+    monkeypatch.setenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT", "3")
+    dask.config.refresh()
+    try:
+        assert executors.connect_timeout() == 3.0
+    finally:
+        monkeypatch.delenv("DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT")
+        dask.config.refresh()

@@ -19,7 +19,20 @@ from contextlib import contextmanager
 from lessonkit.errors import BuildError
 from lessonkit.processes import cores
 
-CONNECT = 15.0  # seconds: a scheduler (or a service that only looks like one) answers within this, or never
+CONNECT = 10.0  # seconds a scheduler has to answer, unless Dask's configuration sets distributed.comm.timeouts.connect
+ANSWER = 5.0  # seconds more for a service that accepts the connection and says nothing (Dask waits for ever)
+
+
+def connect_timeout() -> float:
+    """distributed.comm.timeouts.connect where the user's Dask configuration (a file, DASK_* variables) sets
+    it; else CONNECT, shorter than Dask's own default: a build should not wait half a minute to say so."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    key = "distributed.comm.timeouts.connect"
+    shipped = dask.config.get(key, config=dask.config.merge(*dask.config.defaults), default=None)
+    chosen = dask.config.get(key, default=None)
+    return CONNECT if chosen is None or chosen == shipped else float(parse_timedelta(chosen, default="s"))
 
 
 def dask_address(spec: str) -> str:
@@ -116,7 +129,9 @@ def executor(spec: str = "local", jobs: int | None = None) -> Iterator[tuple[obj
             client = Client(cluster, security=security)
         else:
             # tls:// takes its credentials from Dask's configuration (distributed.comm.tls.*), as `dask` does.
-            client = _within(CONNECT, spec, "the scheduler did not answer", lambda: Client(address, timeout="10s"))
+            wait = connect_timeout()
+            client = _within(wait + ANSWER, spec, "the scheduler did not answer",
+                             lambda: Client(address, timeout=wait))
     except OSError as exc:
         raise BuildError(f"--executor {spec}: cannot reach the Dask scheduler ({exc})") from None
     except (ValueError, TypeError, ImportError) as exc:  # Dask's own refusal of an address or of credentials
@@ -145,7 +160,8 @@ def _same_versions(client, spec: str) -> None:
 
     here = {"python": ".".join(platform.python_version_tuple()[:2]), "numpy": package_version("numpy")}
     try:
-        found = _within(CONNECT, spec, "the workers did not report their versions", lambda: client.run(worker_versions))
+        found = _within(connect_timeout() + ANSWER, spec, "the workers did not report their versions",
+                        lambda: client.run(worker_versions))
     except BuildError:
         raise
     except Exception as exc:  # a worker that cannot even import numpy

@@ -131,6 +131,29 @@ def test_an_edit_reloads_the_open_page(preview, page, capsys):
         print(f"\nedit to visible: {ms:.0f} ms")
 
 
+def test_an_edit_reloads_only_the_pages_it_changed_and_says_a_warning_once(preview, page, capsys):
+    """A sentence edit in the zh page reloads that page, not the home page beside it, whose file is the same;
+    the warning it causes (the en page is behind its source) is printed after the edit, not again after the
+    next one."""
+    home = page.context.new_page()
+    _open(home, preview.url)
+    home.evaluate("window.notReloaded = true")
+    _open(page, preview.url + "zh/page.html")
+    page.evaluate("window.notReloaded = true")
+    capsys.readouterr()
+    lesson = preview.root / LESSON
+    text = lesson.read_text(encoding="utf-8")
+    for n, new in enumerate(["第一次改动。", "第二次改动。"]):
+        lesson.write_text(text.replace(SENTENCE, new), encoding="utf-8")
+        _wait(page, f"document.body.innerText.includes({new!r})")
+        output = capsys.readouterr().out
+        behind = [line for line in output.splitlines() if "translation is behind" in line]
+        assert len(behind) == (1 if n == 0 else 0), output
+    time.sleep(0.3)  # (a reload the home page was sent would have begun)
+    assert home.evaluate("window.notReloaded") is True, "the home page did not change, yet it reloaded"
+    home.close()
+
+
 def test_a_broken_edit_shows_the_error_and_a_fix_clears_it(preview, page, capsys):
     _open(page, preview.url + "zh/page.html")
     lesson = preview.root / LESSON

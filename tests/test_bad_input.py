@@ -30,6 +30,10 @@ def _unknown_front_matter_key(root):
     return ZH, edit(root, ZH, "description:", "descripton:")
 
 
+def _bad_chapter_number(root):
+    return ZH, edit(root, ZH, "description: 一页。", "number: 3 b\ndescription: 一页。")
+
+
 def _unknown_value_key(root):
     return ZH, edit(root, ZH, "{val}`tiny.mean`", "{val}`tiny.maen`")
 
@@ -179,6 +183,7 @@ CASES = [
     (_figure_recipe_raises, "figure 'tiny.bars' (zh) failed: ZeroDivisionError"),
     (_claim_shows_unknown_value, "experiment tiny failed (seed 0): claim 'mean': shows 'maen', "
                                  "which run() does not return"),
+    (_bad_chapter_number, "number '3 b': a chapter's number, such as 3 or 3.2 or A"),
     (_unknown_language, "language 'fr' has no interface strings (templates/i18n/fr.yaml); interface strings "
                        "exist for en, zh: copy one to templates/i18n/fr.yaml and translate it"),
 ]
@@ -462,7 +467,7 @@ seeds: 2
     assert result.stderr.strip().splitlines() == [
         "error: content/en/more.md:8: unknown reference 'nokey': add it to content/references.bib (or "
         "content/references.yaml)",
-        f"error: {EN}:{typo}: unknown front-matter key 'descripton' (known: description, title, translated_from)",
+        f"error: {EN}:{typo}: unknown front-matter key 'descripton' (known: description, number, title, translated_from)",
         "error: content/references.bib:12: syntax error: premature end of file (in the entry 'broken' that begins "
         "on line 8)",
         "error: content/zh/more.md:7: link '#nowhere': this page has no anchor #nowhere",

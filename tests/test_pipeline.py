@@ -3,6 +3,7 @@ language is data (a folder, a strings file, an entry in site.yaml): a third one 
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -213,3 +214,53 @@ def test_the_data_files_every_page_depends_on_are_those_the_load_stage_read(tmp_
     (course / "content" / "site.yaml").write_text(
         (course / "content" / "site.yaml").read_text("utf-8").replace("citation_style: plain.csl\n", ""), "utf-8")
     assert read() == {"content/glossary.yaml", "content/references.yaml"}
+
+
+def test_a_reference_to_another_pages_figure_names_that_page_or_its_chapters_number(tmp_path):
+    """{ref} to a figure on another page reads "Figure 1 of “A tiny experiment”" (that page's own Figure 1 is not
+    this page's); once that page gives its chapter's number (front matter `number: 3`), the figure is
+    "Figure 3.1" on its page and wherever it is referred to, and the referring page is rendered again."""
+    from conftest import with_figure
+
+    course = with_figure(course_from(tmp_path / "c", """
+-- content/site.yaml --
+title:
+  zh: 小课
+  en: A tiny course
+languages: [zh, en]
+experiments: [tiny]
+pages: [page, more]
+seeds: 2
+-- content/zh/more.md --
+---
+title: 更多
+---
+
+## 更多 {#more}
+
+见{ref}`page.md#fig:tiny.bars`。
+-- content/en/more.md --
+---
+title: More
+translated_from: {digest:zh/more.md}
+---
+
+## More {#more}
+
+See {ref}`page.md#fig:tiny.bars`.
+"""))
+    build_here(course)
+    site = course / "site"
+
+    def xref(url: str) -> str:
+        return re.search(r'<a class="xref" href="page\.html#fig-tiny-bars">(.*?)</a>',
+                         (site / url).read_text("utf-8")).group(1)
+
+    assert xref("zh/more.html") == "“小实验”的图 1" and xref("en/more.html") == "Figure 1 of “A tiny experiment”"
+    assert '<span class="caption-label">Figure 1</span>' in (site / "en" / "page.html").read_text("utf-8")
+    for lang, title in (("zh", "title: 小实验"), ("en", "title: A tiny experiment")):
+        page = course / "content" / lang / "page.md"
+        page.write_text(page.read_text("utf-8").replace(title, f"{title}\nnumber: 3", 1), "utf-8")
+    build_here(course)
+    assert xref("zh/more.html") == "图 3.1" and xref("en/more.html") == "Figure 3.1"
+    assert '<span class="caption-label">Figure 3.1</span>' in (site / "en" / "page.html").read_text("utf-8")

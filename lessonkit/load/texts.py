@@ -11,7 +11,7 @@ from lessonkit import io
 from lessonkit.errors import BuildError
 from lessonkit.names import CONTROLS, control_in
 
-PAGE_KEYS = {"title", "description", "translated_from"}
+PAGE_KEYS = {"title", "description", "translated_from", "number"}
 
 
 def read_text(path: Path, shown: Path | str) -> str:
@@ -159,10 +159,16 @@ def split_front_matter(text: str, shown) -> tuple[dict, str, int]:
             raise BuildError(f"unknown front-matter key {key!r} (known: {', '.join(sorted(PAGE_KEYS))})", shown, i)
     if not isinstance(meta.get("title"), str) or not meta["title"].strip():
         raise BuildError("front matter needs a 'title' (one line of text)", shown, 2)
-    for line in lines[1:end]:
+    for i, line in enumerate(lines[1:end], start=2):
         # A hash is text even when YAML would read its digits as a number (0123456789ab is fine, 012345678901 is not).
         if line.startswith("translated_from:"):
             meta["translated_from"] = line.partition(":")[2].strip().strip("'\"") or None
+        # So is a chapter's number: YAML reads 3.10 as 3.1.
+        if line.startswith("number:"):
+            meta["number"] = line.partition(":")[2].strip().strip("'\"")
+            if not re.fullmatch(r"[0-9A-Za-z]{1,8}(\.[0-9A-Za-z]{1,8}){0,3}", meta["number"]):
+                raise BuildError(f"number {meta['number']!r}: a chapter's number, such as 3 or 3.2 or A (letters and "
+                                 f"digits, parts joined by dots)", shown, i)
     for key in ("description", "translated_from"):
         if key in meta and not isinstance(meta[key], (str, type(None))):
             raise BuildError(f"front matter {key!r}: expected one line of text, got a {type(meta[key]).__name__}",

@@ -30,7 +30,10 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     for (fid, lang), svg in drawn.items():
         files[f"figures/{fid}.{lang}.svg"] = svg
         sizes[fid, lang] = figures.svg_size(svg)
-    labels = {b.page.url: b.collected.labels for b in pages}  # what {ref}s name, on every page
+    # What {ref}s name, on every page, with the page a reference from elsewhere names beside its number ("" where
+    # the number names the chapter already).
+    labels = {b.page.url: {label: [*entry[:2], "" if b.page.meta.get("number") else b.page.title]
+                           for label, entry in b.collected.labels.items()} for b in pages}
     out = options.out.resolve()
     todo = []
     for built in pages:

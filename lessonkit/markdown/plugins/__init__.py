@@ -26,17 +26,20 @@ def ref_slot(url: str, label: str) -> str:
 
 def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> str:
     """Each {ref} as a link that names its target (the partial parts/xref.html): "图 2" / "Eq. (3)"; labels:
-    url -> {label: [number, anchor]}."""
+    url -> {label: [number, anchor, page]}. A target on another page whose number names no chapter says which
+    page it is on: "Figure 2 of “Residuals”", not this page's own Figure 2; a chapter's is "Figure 3.2"."""
     import posixpath
 
     names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label"}
 
     def fill(m):
         url, label = m.group(1), m.group(2)
-        number, anchor = labels[url][label]
+        number, anchor, *page = labels[url][label]
         href = f"#{anchor}" if url == page_url else \
             posixpath.relpath(url, posixpath.dirname(page_url) or ".") + f"#{anchor}"
         text = strings[names[label.partition(":")[0]]].format(n=number)
+        if url != page_url and page and page[0]:
+            text = strings["xref_elsewhere"].format(label=text, page=page[0])
         return parts("xref", href=href, text=text, strings=strings)
 
     return _REF_SLOT.sub(fill, body)
@@ -47,8 +50,9 @@ def fill_figure_slots(body: str, sizes: dict, lang: str) -> str:
     return _FIGURE_SLOT.sub(lambda m: str(sizes[m.group(2), lang][0 if m.group(1) == "w" else 1]), body)
 
 
-def number_label(ctx, label: str, anchor: str, token) -> int:
-    """Number a figure, table or equation of the page ("fig:…", "table:…", "eq:…"); unique per page."""
+def number_label(ctx, label: str, anchor: str, token) -> int | str:
+    """Number a figure, table or equation of the page ("fig:…", "table:…", "eq:…"); unique per page. On a page
+    whose front matter gives its chapter's `number`, the number is that chapter's: 3.2 for the second."""
     from lessonkit.errors import BuildError
     from lessonkit.markdown.plugins.lines import line_of
 
@@ -60,5 +64,7 @@ def number_label(ctx, label: str, anchor: str, token) -> int:
         raise BuildError(f"{kind} id {name!r} makes the same anchor {anchor!r} as {other!r}; rename one",
                          ctx.path, line_of(token, ctx))
     number = 1 + sum(1 for key in ctx.out.labels if key.startswith(kind + ":"))
-    ctx.out.labels[label] = [number, anchor]
-    return number
+    chapter = ctx.page.meta.get("number")
+    shown = f"{chapter}.{number}" if chapter else number
+    ctx.out.labels[label] = [shown, anchor]
+    return shown

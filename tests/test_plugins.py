@@ -238,3 +238,21 @@ def test_marks_are_quiet_a_value_is_marked_once_per_paragraph():
     # A parameter is itself the control that opens its provenance, without a badge.
     assert ('<button class="num param" tabindex="-1" popovertarget="prov-experiment-exp" '
             'aria-label="48, Measured by exp.d">48</button>') in html
+
+
+@pytest.mark.parametrize("src, says", [
+    ("x\n\nAs @fig-exp.a shows.", "@fig-exp.a is Quarto's cross-reference: here, write {ref}`fig:exp.a`"),
+    ("x\n\nAs [@tbl-costs] shows.", "@tbl-costs is Quarto's cross-reference: here, write {ref}`table:costs`"),
+    ("x\n\nSee @sec-intro.", "@sec-intro is Quarto's reference to a section: here, link to its heading's id, "
+                             "[the section](#intro)"),
+])
+def test_quartos_cross_references_are_named_with_what_to_write_here(src, says):
+    """An author from Quarto writes @fig-x: said at its line with the form this tool reads, never printed as
+    text (nor taken for an unknown citation key)."""
+    err = error_of(src)
+    assert err.startswith("content/en/a.md:7: ") and says in err, err
+
+
+def test_an_address_or_a_handle_is_not_a_cross_reference():
+    html, _ = render("Write to me@fig-lab.org or @figaro.")
+    assert "me@fig-lab.org" in html and "@figaro" in html

@@ -41,16 +41,34 @@ def citations_plugin(md: MarkdownIt) -> None:
             for token in block.children or []:
                 if token.type == "citation":
                     token.meta["html"] = _html(ctx, token)
+                elif token.type == "text" and (m := _QUARTO_XREF.search(token.content)):
+                    ctx.report(_quarto_xref(m.group(1), m.group(2)), token)
 
     md.inline.ruler.before("link", "citation", inline)
     md.core.ruler.push("lessonkit_citations", resolve)
     md.add_render_rule("citation", lambda self, tokens, idx, options, env: tokens[idx].meta.get("html", ""))
 
 
+# Quarto's cross-references (@fig-x, @tbl-x, @eq-x, @sec-x) are written here as {ref}s: said, not printed as text.
+_QUARTO_XREF = re.compile(r"(?<![\w@])@(fig|tbl|eq|sec)-([\w.\-]*\w)")
+_REF_KIND = {"fig": "fig", "tbl": "table", "eq": "eq"}
+
+
+def _quarto_xref(kind: str, name: str) -> BuildError:
+    if kind == "sec":
+        return BuildError(f"@sec-{name} is Quarto's reference to a section: here, link to its heading's id, "
+                          f"[the section](#{name}) (on another page: [the section](page.md#{name}))")
+    return BuildError(f"@{kind}-{name} is Quarto's cross-reference: here, write {{ref}}`{_REF_KIND[kind]}:{name}` "
+                      f"(on another page: {{ref}}`page.md#{_REF_KIND[kind]}:{name}`)")
+
+
 def _html(ctx, token) -> str:
     """The citation as the page shows it: the style's in-text form of each source, linked to its entry."""
     links, brackets = [], ("", "")
     for key, locator in token.meta["items"]:
+        quarto = re.fullmatch(r"(fig|tbl|eq|sec)-([\w.\-]*\w)", key)
+        if quarto and key not in ctx.inputs.references:
+            return ctx.report(_quarto_xref(*quarto.groups()), token)
         try:
             ref = ctx.inputs.reference(key)
         except BuildError as exc:

@@ -148,7 +148,7 @@ def options_of(args: argparse.Namespace):
                    validator=not args.no_validator)
 
 
-def serve(options, port: int) -> None:
+def serve(options, port: int, prog: str | None = None) -> None:
     """The preview: build, serve, rebuild on every change. No search index (Pagefind re-indexes every page,
     ~0.4 s; the preview's job is the page being edited), and no forking beside the server's threads."""
     from lessonkit import pipeline
@@ -162,7 +162,8 @@ def serve(options, port: int) -> None:
         notes: list[str] = []
         try:
             with lock(options.root.resolve() / ".cache", say=print):
-                r = pipeline.build(options, say=lambda m: notes.append(m) if m.startswith(("warning:", "changed:"))
+                r = pipeline.build(options, say=lambda m: notes.append(hinted(m, options.root, prog))
+                                   if m.startswith(("warning:", "changed:"))
                                    else None)
         except BuildError:
             raise
@@ -202,17 +203,33 @@ def new(argv: list[str], default_root: Path | None = None, prog: str | None = No
     from lessonkit.scaffold import init_course, new_page
 
     try:
+        root = None if init else course_folder(args.root, default_root).resolve()
         steps = init_course(args.dir.resolve(), [x.strip() for x in args.languages.split(",")]) \
-            if init else new_page(course_folder(args.root, default_root).resolve(), args.page, args.experiment,
-                                  args.after)
-        for line in steps:
-            print(line)
+            if init else new_page(root, args.page, args.experiment, args.after)
+        for line in steps:  # (init's name the new course already)
+            print(line if init else hinted(line, root, prog))
     except BuildError as exc:
         if args.debug:
             raise
         print("\n".join(error_lines(exc)), file=sys.stderr)
         return 1
     return 0
+
+
+def hinted(text: str, root: Path, prog: str | None) -> str:
+    """A message whose hints (python build.py --refresh x, --mark-translated …) are written for the command
+    the author typed and the course it acts on: `lessonkit` for the console script, and --root when the course
+    is not the current folder, so that the hint, run as printed, acts on this course."""
+    import shlex
+
+    command = "lessonkit" if prog == "lessonkit" else "python build.py"
+    try:
+        here = root.resolve() == Path.cwd().resolve()
+    except OSError:  # the current folder was removed
+        here = False
+    if not here:
+        command += f" --root {shlex.quote(str(root))}"
+    return text.replace("python build.py", command) if command != "python build.py" else text
 
 
 class Terminated(BaseException):
@@ -245,7 +262,7 @@ def main(argv=None, default_root: Path | None = None, prog: str | None = None) -
     def say(msg: str) -> None:
         # -q keeps what the author must act on or know: warnings, and shown values that changed.
         if not args.quiet or msg.startswith(("warning:", "changed:", "timing:", "froze:")):
-            print(msg, flush=True)
+            print(hinted(msg, args.root, prog), flush=True)
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     try:
@@ -259,7 +276,7 @@ def main(argv=None, default_root: Path | None = None, prog: str | None = None) -
 
         options = options_of(args)
         if args.serve:
-            serve(options, args.port)
+            serve(options, args.port, prog)
             return 0
         if not args.check_only:
             result = pipeline.build_if_changed(options, say)
@@ -280,7 +297,7 @@ def main(argv=None, default_root: Path | None = None, prog: str | None = None) -
     except BuildError as exc:
         if args.debug:
             raise
-        print("\n".join(error_lines(exc)), file=sys.stderr)
+        print(hinted("\n".join(error_lines(exc)), args.root, prog), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: the previous site is as it was", file=sys.stderr)

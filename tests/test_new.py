@@ -436,3 +436,23 @@ def test_the_course_folder_is_root_else_build_pys_own_else_the_current_one(tmp_p
     assert course_folder(None) == tmp_path  # the lessonkit command, in a course folder
     assert course_folder(None, ROOT) == ROOT  # a course's own build.py builds its own course, wherever it is run
     assert course_folder(tmp_path / "x", ROOT) == tmp_path / "x"
+
+
+def test_a_hint_is_written_for_the_command_typed_and_the_course_it_acts_on(tmp_path, monkeypatch, capsys):
+    """"then run python build.py --mark-translated en/page.md", printed for a course that is not the current
+    folder, would act on another course: the hint carries --root; from the course folder it does not, and the
+    console script's hints say `lessonkit`."""
+    from lessonkit import command
+
+    root = make_course(tmp_path / "c")
+    page = root / "content" / "zh" / "page.md"
+    page.write_text(page.read_text("utf-8").replace("一页。", "一页，改过。"), "utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, prog, hint in ((elsewhere, None, f"python build.py --root {root} --mark-translated en/page.md"),
+                            (root, None, "python build.py --mark-translated en/page.md"),
+                            (root, "lessonkit", "lessonkit --mark-translated en/page.md")):
+        monkeypatch.chdir(cwd)
+        assert command.main(["--root", str(root), "--no-search", "--force", "-q"], prog=prog) == 0
+        warning = next(line for line in capsys.readouterr().out.splitlines() if "translation is behind" in line)
+        assert warning.endswith(f"update it, then run {hint}"), warning

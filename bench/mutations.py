@@ -69,7 +69,9 @@ MUTATIONS = [
     # (Where the option becomes the experiments' policy: past it, the build's check and each job's guard both
     # hold it, and one of them alone refusing is no defect.)
     ("--strict runs unisolated code on --check-only",
-     [("lessonkit/pipeline.py", "require_isolation=options.strict, failures=failures)",
+     [("lessonkit/pipeline.py", "require_isolation=options.strict, failures=failures,",
+       "require_isolation=False, failures=failures,"),
+      ("lessonkit/pipeline.py", "require_isolation=options.strict, failures=failures)",
        "require_isolation=False, failures=failures)"),
       ("lessonkit/pipeline.py", "policy=policy,\n                               require_isolation=options.strict)",
        "policy=policy,\n                               require_isolation=False)")], ["tests/test_sandbox.py"]),

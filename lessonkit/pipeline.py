@@ -388,7 +388,8 @@ def run_experiments(root: Path, config: dict, seeds: list[int], options: Options
                                                                    options.jobs),
                                timeout=config["experiment_timeout"], limits=config["limits"], progress=say,
                                twice=twice, policy=policy,
-                               require_isolation=options.strict, failures=failures)
+                               require_isolation=options.strict, failures=failures,
+                               where="" if twice or options.executor == "local" else options.executor)
 
 
 def check_out(root: Path, out: Path) -> None:

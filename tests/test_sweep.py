@@ -293,6 +293,7 @@ def test_a_dask_cluster_gives_the_same_values(tmp_path):
     result = build(dask, "--seeds", "3", "--executor", "dask:local", "--jobs", "2")
     assert result.returncode == 0, result.stderr
     assert "3 experiment run(s)" in result.stdout
+    assert "running experiments/tiny.py (3 seeds on dask:local, 2 workers)" in result.stdout  # where they went
 
     def values(root):
         return [(v.key, v.value) for v in markup.scan((root / "site/en/page.html").read_text()).values]

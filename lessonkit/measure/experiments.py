@@ -190,7 +190,7 @@ def _jobs(missing: list, seeds: list, again: bool, workers: int) -> list[tuple[l
 def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, force: bool = False,
             executor=None, timeout: float = 120.0, limits: dict, progress=lambda msg: None, twice: bool = False,
             policy: frozen.Policy | None = None, require_isolation: bool,
-            failures: list | None = None) -> list[Report]:
+            failures: list | None = None, where: str = "") -> list[Report]:
     """Every experiment's reports over the seeds, from its frozen file or the cache where the inputs are unchanged.
 
     The course seed is run a second time, in another process and after another seed if there are several (see
@@ -200,7 +200,8 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
     runs its first `policy.verify` seeds again (from the cache, unless twice) and must agree with its frozen
     file. `executor()` gives a context manager for (concurrent.futures.Executor, workers); it is only entered
     when something has to run. None: run here, one job after another. require_isolation: nothing runs
-    where the sandbox cannot isolate it (--strict); every caller says which it wants. Given `failures`, an
+    where the sandbox cannot isolate it (--strict); every caller says which it wants. `where`: the executor, as
+    the progress lines name it ("dask:local"; "" for this machine's processes). Given `failures`, an
     experiment that fails is one error there and is left out of what is returned, and the others still run;
     without, its error stops the sweep.
     """
@@ -217,7 +218,8 @@ def run_all(root: Path, names: list[str], seeds: list[int], cache_dir: Path, *, 
     if any(missing or again for *_, missing, again in plans):
         with executor() if executor else nullcontext((None, 1)) as (pool, workers):
             _run_missing(plans, cache_dir, pool, workers, timeout, limits, progress, require_isolation,
-                         None if failures is None else failed)
+                         None if failures is None else failed,
+                         f" on {where}, {workers} worker{'s' if workers != 1 else ''}" if where else "")
     for report, *_ in plans:
         if report.name not in failed:
             try:
@@ -332,7 +334,7 @@ def _verified(report: Report, progress) -> None:
 
 
 def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, limits: dict, progress,
-                 required: bool, failed: dict | None = None) -> None:
+                 required: bool, failed: dict | None = None, where: str = "") -> None:
     """Run what the plans miss. Given `failed`, an experiment's error goes there (name -> error) and the
     experiment's other jobs are dropped, while the other experiments go on; without, the first error stops all."""
     sandbox.check(progress, required=required)
@@ -347,7 +349,7 @@ def _run_missing(plans, cache_dir: Path, pool, workers: int, timeout: float, lim
             shown = f"{len(missing)} seeds" if len(missing) > 1 else f"seed {missing[0]}"
             checking = [s for s in missing if s in report.frozen_at]
             what = "verifying" if checking and len(checking) == len(missing) else "running"
-            progress(f"{what} {report.path} ({shown})")
+            progress(f"{what} {report.path} ({shown}{where})")
         for chunk, twin in _jobs(missing, report.seeds, again, workers):
             jobs.append((report, Job(report.name, path.name, sources, chunk, timeout, limits, numeric_env(), twin,
                                      required)))

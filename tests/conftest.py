@@ -269,6 +269,18 @@ def make_course(root: Path, experiment: str = TINY_EXPERIMENT, pages: dict | Non
     return root
 
 
+# The tiny course's site.yaml with a second page, `more`, for course_from: the test writes its two languages.
+TWO_PAGES = """-- content/site.yaml --
+title:
+  zh: 小课
+  en: A tiny course
+languages: [zh, en]
+experiments: [tiny]
+pages: [page, more]
+seeds: 2
+"""
+
+
 def course_from(root: Path, files: str) -> Path:
     """A course written as one string, in the style of Hugo's integration tests: a line `-- path --` starts a
     file. Anything the string does not hold comes from the tiny course (make_course): its site.yaml, pages,

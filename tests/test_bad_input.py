@@ -445,18 +445,9 @@ def test_six_mistakes_of_six_kinds_are_all_reported_by_one_build(tmp_path):
     dropped translation paragraph and an unknown citation key: one --strict build names all six, in file and
     line order (the translation's alignment last), with "6 errors". The bibliography's error does not make its
     good keys unknown, and the failed experiment's values are not called unknown: a note counts them."""
-    from conftest import course_from
+    from conftest import TWO_PAGES, course_from
 
-    course = course_from(tmp_path / "c", f"""
--- content/site.yaml --
-title:
-  zh: 小课
-  en: A tiny course
-languages: [zh, en]
-experiments: [tiny]
-pages: [page, more]
-seeds: 2
--- content/zh/more.md --
+    course = course_from(tmp_path / "c", f"""{TWO_PAGES}-- content/zh/more.md --
 {SIX_MORE_ZH}-- content/en/more.md --
 {SIX_MORE_EN}-- content/references.bib --
 {SIX_BIB}""")

@@ -220,18 +220,9 @@ def test_a_reference_to_another_pages_figure_names_that_page_or_its_chapters_num
     """{ref} to a figure on another page reads "Figure 1 of “A tiny experiment”" (that page's own Figure 1 is not
     this page's); once that page gives its chapter's number (front matter `number: 3`), the figure is
     "Figure 3.1" on its page and wherever it is referred to, and the referring page is rendered again."""
-    from conftest import with_figure
+    from conftest import TWO_PAGES, with_figure
 
-    course = with_figure(course_from(tmp_path / "c", """
--- content/site.yaml --
-title:
-  zh: 小课
-  en: A tiny course
-languages: [zh, en]
-experiments: [tiny]
-pages: [page, more]
-seeds: 2
--- content/zh/more.md --
+    course = with_figure(course_from(tmp_path / "c", TWO_PAGES + """-- content/zh/more.md --
 ---
 title: 更多
 ---

@@ -76,7 +76,8 @@ def _in_order(errors) -> list[BuildError]:
     flat, seen = [], set()
     for exc in errors:
         for one in each(exc):
-            if not isinstance(one, NotChecked) and str(one) not in seen:  # the same mistake reached by two routes is one error
+            # (the same mistake reached by two routes is one error)
+            if not isinstance(one, NotChecked) and str(one) not in seen:
                 seen.add(str(one))
                 flat.append(one)
     return sorted(flat, key=lambda e: (e.path is None, str(e.path or ""), e.line or 0))

@@ -207,7 +207,7 @@ class Course:
     plugins: tuple = ()  # the plugins site.yaml names, made (lessonkit/load/plugins.py)
     parts: object = None  # the theme's partials (lessonkit/load/parts.py)
     data_files: tuple = ()  # the data files the load stage read (glossary, references, styles): every page's inputs
-    errors: list = field(default_factory=list)  # the data files' errors: reported with the pages' errors
+    errors: list = field(default_factory=list)  # the load stage's: pages' front matter, data files (with the pages')
     unloaded: dict = field(default_factory=dict)  # "glossary"/"references" -> why the pages' uses are not checked
 
     @property

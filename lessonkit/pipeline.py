@@ -178,7 +178,9 @@ def load(options: Options, say):
             say(f"warning: {page.path}: {site.stale[str(page.path)]}")
     strings = load_strings(root, site.languages)
     read: set = set()  # the data files the pages depend on, as they are read
-    errors: list = []  # a data file's error: reported with the pages' errors, whose checks go on without it
+    # A page's front matter or a data file that does not read: reported with the pages' errors, whose checks go
+    # on without it.
+    errors: list = list(site.errors)
     unloaded: dict = {}
     try:
         sources = references.load(root, site.languages, {lang: strings[lang]["tag"] for lang in site.languages},
@@ -256,7 +258,7 @@ def parse(course, measured, pages_cache, site, options: Options, say) -> list:
         environment.warm(course.templates)
     # Every error found, in one pass: failing claims, each page's own, then the checks across the pages that
     # parsed. A translation behind its source (--strict) comes last: an edit of the source causes it.
-    errors = course.errors + course.site.errors + list(measured.failures) + parsing.errors
+    errors = course.errors + list(measured.failures) + parsing.errors
     late = [BuildError(course.site.stale[str(b.page.path)], b.page.path)
             for b in parsing.pages if options.strict and course.site.is_stale(b.page)]
     built = [b for b in parsing.pages if b.collected is not None]  # (a page stopped at an error collected nothing)

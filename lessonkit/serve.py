@@ -299,12 +299,11 @@ def _gist(warning: str) -> str:
     return re.sub(r"\b[0-9a-f]{12}\b", "…", warning)
 
 
-def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State, out: Path | None = None,
-             said: set | None = None) -> None:
+def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State, out: Path, said: set) -> None:
     """rebuild() gives a summary line, or (summary, notes): warnings and changed values to show. Only the open
     pages whose file changed reload; a warning already printed after the last build is not printed again."""
     start = time.perf_counter()
-    before = _served(out) if out is not None else {}
+    before = _served(out)
     try:
         summary = rebuild()
     except Exception as exc:  # the build's errors, a line each; keep serving
@@ -317,12 +316,11 @@ def _rebuild(rebuild: Callable[[], str | tuple[str, list[str]]], state: _State, 
     summary, notes = summary if isinstance(summary, tuple) else (summary, [])
     print(f"rebuilt in {(time.perf_counter() - start) * 1000:.0f} ms: {summary}", flush=True)
     for note in notes:
-        if said is None or _gist(note) not in said:  # (a translation behind its source: once, not every save)
+        if _gist(note) not in said:  # (a translation behind its source: once, not on every save)
             print(note, flush=True)
-    if said is not None:
-        said.clear()
-        said.update(_gist(note) for note in notes if note.startswith("warning:"))
-    state.publish(None, "\n".join(notes), _changed(before, _served(out)) if out is not None else "*")
+    said.clear()
+    said.update(_gist(note) for note in notes if note.startswith("warning:"))
+    state.publish(None, "\n".join(notes), _changed(before, _served(out)))
 
 
 def serve(root: Path, out: Path, rebuild: Callable[[], str], port: int = 8000,

@@ -35,7 +35,7 @@ MARKS = """() => {
   const main = document.querySelector('main') || document.body;
   const shown = e => e.getClientRects().length > 0 && !e.closest('[popover], details:not([open]) > :not(summary)');
   const drawn = e => !e.classList.contains('param') || getComputedStyle(e).textDecorationLine !== 'none';
-  const marks = [...main.querySelectorAll('[popovertarget], .param, .term')].filter(shown).filter(drawn);
+  const marks = [...main.querySelectorAll('[popovertarget], .audit-mark[data-label], .value > a.mark, .param, .term')].filter(shown).filter(drawn);
   const text = main.innerText.replace(/\\s+/g, '').length;
   return [marks.length, text];
 }"""
@@ -52,12 +52,12 @@ TABS_TO_SECOND = """() => {
 }"""
 
 
-# The essay's share of the page's height in the reading layer: from the title to where the page's evidence (the
-# collapsed audit and references at its end) begins, over the whole document.
+# The essay's share of the page's height in the reading layer: from the title to where the page's apparatus (its
+# references, or before the evidence pages, the collapsed audit and references) begins, over the whole document.
 ESSAY = """() => {
   const y = e => e.getBoundingClientRect().top + scrollY;
   const article = document.querySelector('main article');
-  const evidence = article.querySelector('#evidence');
+  const evidence = article.querySelector('#evidence, #references');
   const end = evidence ? y(evidence) : article.getBoundingClientRect().bottom + scrollY;
   return (end - y(article.querySelector('h1'))) / document.documentElement.scrollHeight;
 }"""

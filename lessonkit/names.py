@@ -74,6 +74,11 @@ def panel_id(target: str) -> str:
     return f"prov-{target}"
 
 
+def evidence_url(url: str) -> str:
+    """A page's evidence page, beside it: zh/lesson-l5.html -> zh/lesson-l5.evidence.html."""
+    return url.removesuffix(".html") + ".evidence.html"
+
+
 def did_you_mean(wrong: str, known, *, cutoff: float = 0.6, shown=repr) -> str:
     """" (did you mean …?)" with the closest of `known`, or "". When what was written holds characters the
     suggestion does not (a Cyrillic і for an i, a zero-width space), it names them: the two may look the same."""

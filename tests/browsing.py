@@ -13,8 +13,9 @@ PHONE = {"width": 375, "height": 800}
 # bytes, uncompressed, before figures and fonts; popover panels apart. 96 KB since the audit covers every statement
 # of fact: the L5 page then carried 40 audited statements (a mark, a list entry and a panel each) and measured 87 KB.
 # 100 KB since the panels print as numbered notes (--pdf): each mark's data-note and the print rules added 3.8 KB
-# to the L5 page (92.4 → 96.2 KB).
-HTML_CSS_BUDGET = 100_000
+# to the L5 page (92.4 → 96.2 KB). 80 KB since each page's evidence (its summary, audit list and panels) is its
+# evidence page's: the L5 page then measured 73 KB, and the largest evidence page less.
+HTML_CSS_BUDGET = 80_000
 PANEL_BUDGET = 6_000  # bytes, one provenance or audit panel
 CLS_BUDGET = 0.001
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
@@ -41,6 +42,8 @@ def named_pages(config: dict, markdown, glossary: bool) -> dict[str, list[str]]:
             text = text_of(lang, page)
             rels = [f"{lang}/{page}.html"] + ([f"parallel/{lang}/{page}.html"] if lang != source else [])
             pages += rels[1:] + rels[:1]
+            if re.search(r"\{(?:val|claim)\}`|\baudit=", text):  # a shown value, claim or audit: an evidence page
+                pages.append(f"{lang}/{page}.evidence.html")
             if re.search(r"^#{2,3} ", text, re.M):
                 marks["toc"].append(rels[0])
             for kind, mark in (("hints", r"^:::+ *hint\b"), ("terms", r"\]\{\.term\b"), ("figures", r"^:::+ *figure\b"),
@@ -175,7 +178,8 @@ def cold_load(browser, url: str) -> tuple[float, list[str]]:
 
 
 class _Panels(HTMLParser):
-    """Byte ranges of the page's popover panels (provenance, audit details): opened on demand."""
+    """Byte ranges of the page's panels (provenance, audit details): popovers, opened on demand, and the evidence
+    page's panels (section.prov), each read alone, by the mark that leads to it."""
 
     def __init__(self, source: str):
         super().__init__(convert_charrefs=False)
@@ -184,7 +188,7 @@ class _Panels(HTMLParser):
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line.encode("utf-8")))
         self.open: tuple[str, int, int] | None = None  # tag, depth, start byte
-        self.sizes: list[int] = []  # each popover panel
+        self.sizes: list[int] = []  # each panel
         self.collapsed: list[int] = []  # each closed block of evidence (<details class="evidence">)
         self.feed(source)
 
@@ -195,7 +199,8 @@ class _Panels(HTMLParser):
     def handle_starttag(self, tag, attrs):
         names = dict(attrs)
         collapsed = tag == "details" and "open" not in names and "evidence" in (names.get("class") or "").split()
-        if self.open is None and ("popover" in names or collapsed):
+        panel = "popover" in names or (tag == "section" and "prov" in (names.get("class") or "").split())
+        if self.open is None and (panel or collapsed):
             self.open = (tag, 1, self._at(), collapsed)
         elif self.open and tag == self.open[0]:
             self.open = (tag, self.open[1] + 1, *self.open[2:])

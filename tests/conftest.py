@@ -23,6 +23,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+def with_evidence(page: Path) -> str:
+    """A page's HTML followed by its evidence page's (its summary, audit list and panels), where it has one."""
+    evidence = page.with_name(page.name.removesuffix(".html") + ".evidence.html")
+    return page.read_text("utf-8") + (evidence.read_text("utf-8") if evidence.is_file() else "")
+
+
 def stderr_lines(stderr: str) -> list[str]:
     """A build's error lines, without the notes that count the checks an error kept from being made."""
     return [line for line in stderr.strip().splitlines() if not line.startswith("note: ")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TINY_PAGES, make_course, run_build
+from conftest import TINY_PAGES, make_course, run_build, with_evidence
 
 from lessonkit import markup
 
@@ -48,22 +48,22 @@ def test_five_statuses_each_name_their_evidence(tmp_path):
     result = build(root, "--check")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 verified, 1 partly, 1 cited, 1 unverified, 1 refuted" in result.stdout
-    html = (root / "site/en/page.html").read_text("utf-8")
+    html = with_evidence(root / "site/en/page.html")
     assert [(mark.status, mark.claims) for mark in markup.scan(html).audits] == [
         ("verified", ("tiny.mean",)), ("partly", ("tiny.spread",)), ("cited", ()), ("unverified", ()),
         ("refuted", ("tiny.mean",))]
     assert "On this page: 1 verified, 1 partly verified, 1 cited, 1 unverified, 1 refuted." in html
     # Each mark opens a panel beside the sentence: the claim's statement, criterion and setting.
     panel = html[html.index('id="audit-panel-2"'):]
-    panel = panel[:panel.index("</div>")]
+    panel = panel[:panel.index("</section>")]
     assert "the spread is near 1" in panel and "0.5 &lt; spread &lt; 1.5" in panel
     assert "experiments/tiny.py" in panel and "held on 2 of 2 seeds" in panel
     assert "Tested in a narrower setting</strong>: measured at init only" in panel
     cited = html[html.index('id="audit-panel-3"'):]
-    assert "A paper" in cited[:cited.index("</div>")] and "Section 3" in cited[:cited.index("</div>")]
+    assert "A paper" in cited[:cited.index("</section>")] and "Section 3" in cited[:cited.index("</section>")]
     refuted = html[html.index('id="audit-panel-5"'):]
-    assert "Contradicted by" in refuted[:refuted.index("</div>")]
-    zh = (root / "site/zh/page.html").read_text("utf-8")
+    assert "Contradicted by" in refuted[:refuted.index("</section>")]
+    zh = with_evidence(root / "site/zh/page.html")
     assert "本页共 1 条已验证、1 条部分验证、1 条有文献、1 条未验证、1 条被否证。" in zh
 
 
@@ -108,7 +108,7 @@ def test_a_refuted_statement_shows_its_correction_after_its_paragraph_or_table(t
     result = build(root, "--check")
     assert result.returncode == 0, result.stdout + result.stderr
     html = (root / "site/en/page.html").read_text("utf-8")
-    body = html[html.index("<h2"):html.index('id="evidence"')]
+    body = html[html.index("<h2"):html.index('id="page-end"')]
     paragraph = body.index('<div class="corrected">\n<p>')
     assert body.index('id="audit-5"', paragraph) < body.index("</p>", paragraph) < body.index(
         '<div class="corrections"><aside class="correction" id="fix-5" data-fix="audit-5">'
@@ -118,8 +118,9 @@ def test_a_refuted_statement_shows_its_correction_after_its_paragraph_or_table(t
         '<aside class="correction" id="fix-6" data-fix="audit-6 audit-7"><span class="correction-label">'
         'Correction</span>: The cost is the same.</aside></div></div>', table)
     assert body.count('class="correction"') == 2
-    panel = html[html.index('id="audit-panel-5"'):]
-    assert "<strong>Correction</strong>: The mean is small." in panel[:panel.index("</div>")]
+    panel = with_evidence(root / "site/en/page.html")
+    panel = panel[panel.index('id="audit-panel-5"'):]
+    assert "<strong>Correction</strong>: The mean is small." in panel[:panel.index("</section>")]
     zh = (root / "site/zh/page.html").read_text("utf-8")
     assert '<span class="correction-label">更正</span>：均值很小。</aside>' in zh
     # The side-by-side page pairs the paragraph, its corrections with it, with its translation.
@@ -195,14 +196,14 @@ def test_a_cited_statement_shows_its_sources_words_or_says_its_place_was_not_che
     notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
     assert notes == [f"note: content/{lang}/page.md:{line}: rests on src2020 but quotes none of its text: place "
                      f"not checked against it" for lang, line in (("zh", 8), ("en", 9))], result.stdout
-    html = (root / "site/en/page.html").read_text("utf-8")
+    html = with_evidence(root / "site/en/page.html")
     unquoted, quoted = (html[html.index(f'id="audit-panel-{n}"'):] for n in (3, 6))
-    unquoted, quoted = unquoted[:unquoted.index("</div>")], quoted[:quoted.index("</div>")]
+    unquoted, quoted = unquoted[:unquoted.index("</section>")], quoted[:quoted.index("</section>")]
     assert "Place not checked against the source" in unquoted and "audit-quote" not in unquoted
     assert '<p lang="en">the mean is, in our words, zero</p>' in quoted and "Quoted from: Abstract" in quoted
     assert "not checked" not in quoted
     assert "1 of the statements that rest on a source quote none of its text" in html
-    zh = (root / "site/zh/page.html").read_text("utf-8")
+    zh = with_evidence(root / "site/zh/page.html")
     assert "其中 1 条依据文献的陈述没有引用原话" in zh and '<p lang="en">the mean is, in our words, zero</p>' in zh
 
 

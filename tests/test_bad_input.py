@@ -115,6 +115,10 @@ def _path_escapes_content(root):
     return "content/site.yaml", edit(root, "content/site.yaml", "pages: [page]", "pages: [page, ../../etc/passwd]")
 
 
+def _page_named_as_an_evidence_page(root):
+    return "content/site.yaml", edit(root, "content/site.yaml", "pages: [page]", "pages: [page, page.evidence]")
+
+
 def _link_escapes_content(root):
     return ZH, edit(root, ZH, "个数的均值", "个数的[均值](../../secret.md)")
 
@@ -175,6 +179,8 @@ CASES = [
     (_duplicate_heading_ids, "duplicate heading id 'mean'"),
     (_link_to_missing_page, "link to a page that does not exist: 'lesson-l2.md'"),
     (_path_escapes_content, "is not a path inside content/"),
+    (_page_named_as_an_evidence_page, "page 'page.evidence': a name ending in '.evidence' is that of a page's "
+                                      "evidence page"),
     (_link_escapes_content, "leaves content/"),
     (_empty_content_folder, "content/en: no pages: write each page"),
     (_unlisted_page, "page is not listed in content/site.yaml"),

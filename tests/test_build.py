@@ -75,7 +75,9 @@ def test_summary_lists_every_claim_with_criterion_and_rerun_command(book):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for lang in ("zh", "en"):
-        html = (book / f"site/{lang}/page.html").read_text("utf-8")
+        page = (book / f"site/{lang}/page.html").read_text("utf-8")
+        html = (book / f"site/{lang}/page.evidence.html").read_text("utf-8")
+        assert not markup.scan(page).rows and 'href="page.evidence.html#verification-evidence"' in page
         rows = [row.claim for row in markup.scan(html).rows if row.passed]
         assert sorted(rows) == sorted(f"tiny.{c.id}" for c in module.CLAIMS)
         summary = html[html.index('id="verification-summary"'):]
@@ -93,7 +95,7 @@ def test_a_refutation_that_holds_carries_no_tick(book):
     """A first criterion the data keeps refuting held, but the sentence it stands for is wrong: "✓ still
     refuted" read as a tick on a false statement. Its mark, row and panel say ✗."""
     for lang, words in (("en", "still refuted"), ("zh", "否决仍成立")):
-        html = (book / f"site/{lang}/page.html").read_text("utf-8")
+        html = "".join((book / f"site/{lang}/{name}").read_text("utf-8") for name in ("page.html", "page.evidence.html"))
         assert f"✓ {words}" not in html and html.count(f"✗ {words}") >= 2, lang  # the {claim} mark and the row
         assert re.search(r'class="prov-title"[^>]*>✗ ', html), lang
         assert "✓ " + ("passed" if lang == "en" else "通过") in html  # the claims that hold keep theirs
@@ -122,7 +124,7 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     assert clean.returncode == 0, clean.stdout + clean.stderr
     page = copy / "zh/page.html"
     html = page.read_text("utf-8")
-    edited = re.sub(r'(data-key="tiny.n" data-value="64"[^>]*><span class="num">)64', r"\g<1>65", html, count=1)
+    edited = re.sub(r'(data-key="tiny.n" data-value="64"[^>]*><[^>]*class="num[^>]*>)64', r"\g<1>65", html, count=1)
     assert edited != html
     assert 'href="#mean"' in edited
     page.write_text(edited.replace('href="#mean"', 'href="#no-such-section"', 1), "utf-8")
@@ -130,10 +132,13 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     assert result.returncode == 1
     assert "value tiny.n: shows '65'" in result.stderr, result.stderr
     assert "'#no-such-section'> points to a missing anchor" in result.stderr, result.stderr
-    # A summary row that says its claim held on fewer seeds than it did.
+    # A summary row (on the evidence page) that says its claim held on fewer seeds than it did.
+    page.write_text(html, "utf-8")
+    evidence = copy / "zh/page.evidence.html"
+    html = evidence.read_text("utf-8")
     row = next(r for r in markup.scan(html).rows if r.passed)
     told = markup.Row(row.claim, row.passed, row.seeds, row.held - 1, row.fails_on_course_seed, row.refuted)
-    page.write_text(html.replace(row.attrs(), told.attrs(), 1), "utf-8")
+    evidence.write_text(html.replace(row.attrs(), told.attrs(), 1), "utf-8")
     result = run_build("--out", copy, "--check-only", root=book)
     assert result.returncode == 1 and (f"claim {row.claim}: the summary says held on {row.held - 1} of {row.seeds} "
                                        f"seeds") in result.stderr, result.stderr
@@ -172,7 +177,8 @@ def test_publishing_details_sitemap_404_and_link_previews(book):
     doc = xml.dom.minidom.parseString((site / "sitemap.xml").read_text("utf-8"))
     locs = [n.firstChild.data for n in doc.getElementsByTagName("loc")]
     pages = sorted(p.relative_to(site).as_posix() for p in site.glob("[a-z][a-z]/**/*.html")
-                   if p.name not in ("search.html", "glossary.html") and p.parent.name != "experiments")
+                   if p.name not in ("search.html", "glossary.html") and p.parent.name != "experiments"
+                   and not p.name.endswith(".evidence.html"))
     assert pages == ["en/page.html", "zh/page.html"]  # the course's pages (not its search, glossary, sources)
     assert all(loc.startswith(BASE_URL) for loc in locs)
     assert sorted(loc.removeprefix(BASE_URL) for loc in locs) == pages

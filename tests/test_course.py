@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 import yaml
-from conftest import ROOT, measured, moved_texts, run_build
+from conftest import ROOT, measured, moved_texts, run_build, with_evidence
 
 from lessonkit import markup
 from lessonkit.load.content import LIMITS
@@ -146,7 +146,7 @@ def tags(html: str) -> list[tuple[str, dict]]:
 
 
 def html_of(site, lang: str, page: str) -> str:
-    return (site / lang / f"{page}.html").read_text("utf-8")
+    return with_evidence(site / lang / f"{page}.html")
 
 
 def audit_marks(html: str) -> list:
@@ -159,11 +159,11 @@ def passed_rows(html: str) -> set[str]:
 
 def audit_list(html: str) -> list[tuple[str, str, str]]:
     """The page's audit list: (status, the mark it leads to, the entry's HTML with the panel it opens)."""
-    panels = dict(re.findall(r'<div class="prov audit-panel" id="([^"]+)"[^>]*>(.*?)</div>', html, re.S))
+    panels = dict(re.findall(r'<section class="prov audit-panel" id="([^"]+)"[^>]*>(.*?)</section>', html, re.S))
     entries = []
     for status, item in re.findall(r'<li id="audit-list-\d+" data-audit="(\w+)"[^>]*>(.*?)</li>', html, re.S):
-        target = re.search(r'href="#(audit-\d+)"', item)
-        panel = re.search(r'popovertarget="([^"]+)"', item)
+        target = re.search(r'href="[^"#]*#(audit-\d+)"', item)
+        panel = re.search(r'href="#(audit-panel-\d+)"', item)
         entries.append((status, target.group(1) if target else "", item + panels.get(panel.group(1) if panel else "", "")))
     return entries
 
@@ -287,7 +287,7 @@ def test_no_parameter_is_labelled_measured(site, name):
         for tag, attrs in tags(path.read_text("utf-8")):
             label = attrs.get("aria-label") or ""
             key = next((k for k in passed if label.endswith(f" {k}") or f" {k} " in label), None)
-            if tag == "button" and key:
+            if tag == "a" and key:
                 seen += 1
                 assert not any(word in label for word in measured_by), f"{path.relative_to(site)}: {label}"
                 assert "PARAMS" in label, f"{path.relative_to(site)}: {label}"
@@ -363,12 +363,15 @@ def names_a_source(entry: str) -> bool:
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("page", PAGES)
 def test_the_bibliography_lists_the_sources_the_page_cites(site, page, lang):
-    """Each source a panel cites is listed once in the page's bibliography, which lists nothing else."""
-    html = html_of(site, lang, page)
+    """Each source a panel cites is listed once in the evidence page's bibliography, which lists nothing else,
+    and the page's own lists the same."""
+    evidence = site / lang / f"{page}.evidence.html"
+    html = evidence.read_text("utf-8") if evidence.is_file() else ""
     cited = set(re.findall(r'<a href="#ref-([^"]+)">', html))
     listed = re.findall(r'<li id="ref-([^"]+)">', html)
     assert sorted(set(listed)) == sorted(listed) and set(listed) == cited
     assert cited <= set(SOURCES)
+    assert re.findall(r'<li id="ref-([^"]+)">', (site / lang / f"{page}.html").read_text("utf-8")) == listed
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -8,7 +8,7 @@ import re
 import shutil
 
 import pytest
-from conftest import build_here, edit, make_course, run_build, snapshot, stderr_lines
+from conftest import build_here, edit, make_course, run_build, snapshot, stderr_lines, with_evidence
 
 from lessonkit import markup
 from lessonkit.errors import BuildError
@@ -71,13 +71,13 @@ def test_a_frozen_course_on_a_clean_clone_runs_only_the_course_seed_and_shows_th
     assert f"tiny: frozen at {json.loads(frozen_file(root).read_text())['hash']}, 4 of 4 seeds; seed 0 as run on " \
            f"this machine agrees" in said
     now = snapshot(root / "site")
-    page = now["en/page.html"].decode()
+    page = now["en/page.html"].decode() + now["en/page.evidence.html"].decode()
     assert 'data-frozen="' in page and "frozen in results/tiny.json at" in page
-    assert "结果冻结于 results/tiny.json" in now["zh/page.html"].decode()
+    assert "结果冻结于 results/tiny.json" in now["zh/page.evidence.html"].decode()
     def values(html):
         return [(shown.key, shown.value) for shown in markup.scan(html).values]
 
-    assert values(page) == values(unfrozen["en/page.html"].decode())
+    assert values(page) == values(unfrozen["en/page.html"].decode() + unfrozen["en/page.evidence.html"].decode())
     assert values(page)
     fresh(root)
     assert build_here(root, verify=0)[0]["runs"] == 0
@@ -179,7 +179,7 @@ def test_frozen_only_refuses_an_unfrozen_experiment_and_seeds_beyond_the_frozen_
     assert result["runs"] == 1  # seed 2 (seed 0, run again at the freeze, is in the cache)
     assert any(line.startswith("tiny: frozen at ") and line.endswith(
         ", 2 of 3 seeds; seed 0 as run on this machine agrees; seed(s) 2 not frozen, run here") for line in said), said
-    page = (root / "site" / "en" / "page.html").read_text("utf-8")
+    page = with_evidence(root / "site" / "en" / "page.html")
     assert "frozen in results/tiny.json at" in page and ": 2 of 3 seeds;" in page \
         and "seed(s) 2 not frozen: run by the build" in page
 
@@ -269,11 +269,12 @@ def test_a_file_without_the_course_seed_is_not_used_and_check_runs_the_course_se
     result, said = build_here(root, seed=9)
     assert result["runs"] == 4 and any("does not hold seed 9, the course seed: running tiny instead" in line
                                        for line in said)
-    assert "frozen in results/" not in (root / "site" / "en" / "page.html").read_text("utf-8")
+    assert "frozen in results/" not in with_evidence(root / "site" / "en" / "page.html")
+    assert (root / "site" / "en" / "page.evidence.html").is_file()  # (where it would say so)
     rewrite(root, 0, lambda r: r["values"].update(mean=r["values"]["mean"] + 0.01))
     fresh(root)
     build_here(root, verify=0)  # trusted without a run, and the panels say so
-    assert "no seed run again (--verify 0)" in (root / "site" / "en" / "page.html").read_text("utf-8")
+    assert "no seed run again (--verify 0)" in with_evidence(root / "site" / "en" / "page.html")
     done = run_build("--check-only", "--verify", "0", root=root)  # --check runs the course seed whatever --verify
     assert done.returncode == 1 and "disagrees with results/tiny.json: mean" in done.stderr, done.stderr
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, make_course, run_build, snapshot
+from conftest import ROOT, make_course, run_build, snapshot, with_evidence
 
 BLOCK = "experiments:\n  - tiny  # the only experiment\npages:\n  - page  # in reading order\n"
 
@@ -61,7 +61,7 @@ def test_new_page_with_an_experiment_builds_and_checks_at_once(tmp_path, style):
     result = check(root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "check: no problems" in result.stdout
-    html = (root / "site/en/chapter-2/intro.html").read_text("utf-8")
+    html = with_evidence(root / "site/en/chapter-2/intro.html")
     assert 'data-key="saturation.std"' in html and 'data-claim="saturation.std" data-passed="true"' in html
     assert (root / "site/figures/saturation.summary.en.svg").is_file()
     # The new experiment runs on its own, as test_course.py runs every listed experiment.
@@ -282,7 +282,8 @@ def test_init_with_other_languages_builds_and_checks_at_once(tmp_path, languages
     # source and lists it under the page's references.
     assert 'data-term="standard-deviation"' in page and (course / "site" / first / "glossary.html").is_file()
     assert 'data-audit="cited"' in page and 'id="ref-numpy_standard_normal"' in page
-    assert "Draw samples from a standard Normal distribution (mean=0, stdev=1)." in page
+    assert "Draw samples from a standard Normal distribution (mean=0, stdev=1)." in with_evidence(
+        course / "site" / first / "welcome.html")  # quoted in its panel
     assert "1 cited" in result.stdout and "quote none" not in result.stdout
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build, stderr_lines
+from conftest import TINY_EXPERIMENT, make_course, moved_texts, run_build, stderr_lines, with_evidence
 
 from lessonkit import checks, markup
 from lessonkit.measure.claims import Measurements, Value
@@ -73,7 +73,7 @@ def test_declared_noise_shows_as_bounds_whole_list_or_element_and_a_tiny_measure
     root = make_course(tmp_path / "c", experiment=source, pages=pages(zh, en))
     result = build(root)
     assert result.returncode == 0, result.stdout + result.stderr
-    html = (root / "site" / "en" / "page.html").read_text("utf-8")
+    html = with_evidence(root / "site" / "en" / "page.html")
     shown = {value.key: value.text for value in markup.scan(html).values}
     assert shown["tiny.fd_errors"] == "2.5 × 10⁻⁴, below 10⁻¹²"
     assert shown["tiny.diffs"] == "all below 10⁻¹²" and shown["tiny.diffs[1]"] == "below 10⁻¹²"
@@ -192,8 +192,8 @@ def test_a_parameter_is_labelled_set_never_measured_and_cannot_carry_a_verified_
                "en": "[There are {val}`tiny.n` numbers]{.claim audit=verified key=\"tiny.size\"}."}
     shown = make_course(tmp_path / "e", experiment=source, pages=pages("{claim}`tiny.size`", "{claim}`tiny.size`"))
     assert build(shown).returncode == 0
-    html = (shown / "site" / "en" / "page.html").read_text("utf-8")
-    assert '<a class="claim-status derived" data-claim="tiny.size" href="#claim-tiny-size">ⓘ derived from the ' \
+    html = with_evidence(shown / "site" / "en" / "page.html")
+    assert '<a class="claim-status derived" data-claim="tiny.size" href="page.evidence.html#claim-tiny-size">ⓘ derived from the ' \
            'parameters, not measured</a>' in html
     row = re.search(r'<tr id="claim-tiny-size".*?</tr>', html, re.S).group(0)
     assert "ⓘ derived from the parameters" in row and "✓" not in row
@@ -213,8 +213,8 @@ def test_an_audit_entry_keeps_the_punctuation_after_a_value(tmp_path):
     en = "[The mean is at most {val}`tiny.n`, the sample]{.claim audit=unverified why=\"an example\"}."
     root = make_course(tmp_path / "c", pages=pages(zh, en))
     assert build(root).returncode == 0
-    html = (root / "site" / "zh" / "page.html").read_text("utf-8")
-    entry = re.search(r'<li id="audit-list-1".*?<a href="#audit-1"[^>]*>(.*?)</a>', html, re.S).group(1)
+    html = (root / "site" / "zh" / "page.evidence.html").read_text("utf-8")
+    entry = re.search(r'<li id="audit-list-1".*?<a href="page.html#audit-1"[^>]*>(.*?)</a>', html, re.S).group(1)
     assert "不超过 64，样本" in entry, entry
 
 

@@ -1,6 +1,8 @@
-"""Provenance and audit panels on a fixture course, in Chromium with JavaScript off: a value's mark is a
-button named by what vouches for the number (a parameter's number is itself the button), it opens the panel that says where the number comes from,
-Escape closes it; an audit mark and its entry in the audit list open the same panel."""
+"""Provenance and audit panels on a fixture course, in Chromium. A value's mark is a link named by what vouches
+for the number (a parameter's number is itself the link); with JavaScript off it leads to the panel that says
+where the number comes from, on the page's evidence page, and back; with JavaScript on that panel opens in
+place and Escape closes it. An audit mark and its entry in the evidence page's audit list lead to the same
+panel."""
 
 from __future__ import annotations
 
@@ -26,11 +28,23 @@ def served(tmp_path_factory):
     yield from http_server(host / "site")
 
 
-@pytest.fixture
-def page(browser, served):
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
+def _page(browser, served, javascript: bool):
+    context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1280, "height": 800})
     tab = context.new_page()
     tab.goto(f"{served}/en/p000.html")
+    return context, tab
+
+
+@pytest.fixture
+def page(browser, served):
+    context, tab = _page(browser, served, javascript=False)
+    yield tab
+    context.close()
+
+
+@pytest.fixture
+def scripted(browser, served):
+    context, tab = _page(browser, served, javascript=True)
     yield tab
     context.close()
 
@@ -39,34 +53,56 @@ def _open(page) -> list[str]:
     return page.eval_on_selector_all(":popover-open", "els => els.map(e => e.id)")
 
 
-def test_a_values_mark_names_the_number_and_opens_its_provenance_without_javascript(page):
-    mark = page.locator('.value[data-key="tiny.mean"] button').first
+def _target(page) -> str:
+    return page.evaluate("() => location.pathname.split('/').pop() + location.hash")
+
+
+def test_a_values_mark_names_the_number_and_leads_to_its_provenance_without_javascript(page):
+    mark = page.locator('.value[data-key="tiny.mean"] a').first
     name = mark.get_attribute("aria-label")
     assert name == "Verified: tiny.mean", name  # read after the number it follows: what vouches for it
-    unnamed = page.eval_on_selector_all(".value button", "bs => bs.filter(b => !(b.getAttribute('aria-label') || '')"
+    unnamed = page.eval_on_selector_all(".value a", "bs => bs.filter(b => !(b.getAttribute('aria-label') || '')"
                                         ".includes(b.closest('.value').dataset.key)).map(b => b.outerHTML)")
     assert unnamed == []  # every mark says which value it vouches for
-    target = mark.get_attribute("popovertarget")
-    assert _open(page) == []
+    href = mark.get_attribute("href")
+    assert href.startswith("p000.evidence.html#prov-claim-")
     mark.click()
-    assert _open(page) == [target]
-    panel = page.locator(f"#{target}")
+    page.wait_for_url(f"**/{href}")
+    panel = page.locator(f"#{href.split('#')[1]}")
     assert panel.is_visible() and "experiments/tiny.py" in panel.inner_text()
+    assert page.evaluate("() => document.querySelector(':target').id") == href.split("#")[1]
+
+
+def test_with_javascript_a_mark_opens_its_panel_in_place_and_escape_closes_it(scripted):
+    page = scripted
+    mark = page.locator('.value[data-key="tiny.mean"] a').first
+    target = mark.get_attribute("href").split("#")[1]
+    assert _open(page) == []
+    mark.click()
+    page.wait_for_function("id => document.getElementById(id)?.matches(':popover-open')", arg=target)
+    assert _target(page) == "p000.html" and _open(page) == [target]
+    panel = page.locator(f"#{target}")
+    assert "experiments/tiny.py" in panel.inner_text()
+    # Its link to the evidence page's summary leads there; the close button is the one with focus.
+    assert panel.locator("a", has_text="Machine-verification summary").get_attribute("href").startswith(
+        "p000.evidence.html#claim-")
+    assert page.evaluate("() => document.activeElement.className") == "prov-close"
     page.keyboard.press("Escape")
     assert _open(page) == []
+    assert page.evaluate("() => document.activeElement.closest('.value')?.dataset.key") == "tiny.mean"
 
 
-def test_an_audit_mark_and_its_list_entry_open_the_same_panel(page):
-    mark = page.locator("#audit-1 + .audit-mark, .audit-mark[popovertarget='audit-panel-1']").first
+def test_an_audit_mark_and_its_list_entry_lead_to_the_same_panel(page):
+    mark = page.locator("#audit-1 + .audit-mark, .audit-mark[href$='#audit-panel-1']").first
+    assert mark.get_attribute("href") == "p000.evidence.html#audit-panel-1"
     mark.click()
-    assert _open(page) == ["audit-panel-1"]
+    page.wait_for_url("**/p000.evidence.html#audit-panel-1")
     assert "The mean is about" in page.locator("#audit-panel-1").inner_text()
-    page.keyboard.press("Escape")
-    page.locator("#evidence > summary").click()  # the audit list waits, closed, where the page ends
-    entry = page.locator("#audit-list-1 button")
-    assert entry.get_attribute("popovertarget") == "audit-panel-1"
-    entry.click()
-    assert _open(page) == ["audit-panel-1"]
-    # The entry names the statement with its number as shown, and leads to the sentence.
-    link = page.locator("#audit-list-1 a")
-    assert link.get_attribute("href") == "#audit-1" and "The mean is about" in link.inner_text()
+    entry = page.locator("#audit-list-1 a.audit-mark")
+    assert entry.get_attribute("href") == "#audit-panel-1"
+    # The entry names the statement with its number as shown, and leads to the sentence in the page.
+    link = page.locator("#audit-list-1 a:not(.audit-mark)")
+    assert link.get_attribute("href") == "p000.html#audit-1" and "The mean is about" in link.inner_text()
+    link.click()
+    page.wait_for_url("**/p000.html#audit-1")
+    assert page.locator("#audit-1").is_visible()

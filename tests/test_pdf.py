@@ -58,8 +58,9 @@ def test_each_page_prints_with_its_measured_values_and_numbered_notes(printed, l
     text = text_of(printed / "pdf" / lang / "page.pdf")
     for value in shown:
         assert value in text, (value, text[:500])
-    # The panels are notes on paper: each mark that opens one carries the panel's number.
-    notes = re.findall(r'popovertarget="([^"]+)" data-note="(\d+)"', html)
+    # The panels are notes on paper (the evidence page's, printed after the page): each mark that leads to one
+    # carries the panel's number.
+    notes = re.findall(r'href="page\.evidence\.html#([^"]+)" data-note="(\d+)"', html)
     assert notes and {n for _, n in notes} == {str(i) for i in range(1, len({p for p, _ in notes}) + 1)}
     assert "(1)" in text  # the numbered equation keeps its number
     assert "zscore" not in text  # (its label is an anchor, not text)

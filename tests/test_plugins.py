@@ -38,16 +38,16 @@ def test_value_carries_key_raw_value_and_a_mark_to_its_claim():
     html, ctx = render("ratio {val}`exp.ratio` and rank {val}`exp.rank`")
     assert 'data-key="exp.ratio" data-value="1.08e-07"' in html
     assert '<span class="num">1.1 × 10⁻⁷</span>' in html
-    assert 'popovertarget="prov-claim-exp-vanish"' in html
-    assert 'data-key="exp.rank" data-value="4"' in html and 'popovertarget="prov-experiment-exp"' in html
+    assert 'href="#prov-claim-exp-vanish"' in html
+    assert 'data-key="exp.rank" data-value="4"' in html and 'href="#prov-experiment-exp"' in html
     assert ctx.values == ["exp.ratio", "exp.rank"] and ctx.claims == ["exp.vanish"]
 
 
 def test_value_format_and_list_in_chinese():
     html, _ = render("{val}`exp.d:.1f` 与 {val}`exp.ranks`", lang="zh")
-    assert '<button class="num param" tabindex="-1" popovertarget="prov-experiment-exp" aria-label="48.0，由实验测得 ' \
-           'exp.d">48.0</button>' in html and 'data-format=".1f"' in html
-    assert '>4、4</button>' in html
+    assert '<a class="num param" tabindex="-1" href="#prov-experiment-exp" aria-label="48.0，由实验测得 ' \
+           'exp.d">48.0</a>' in html and 'data-format=".1f"' in html
+    assert '>4、4</a>' in html
 
 
 def test_unknown_value_key_names_file_and_line_and_suggests():
@@ -236,8 +236,8 @@ def test_marks_are_quiet_a_value_is_marked_once_per_paragraph():
     html, _ = render("{val}`exp.ratio` and again {val}`exp.ratio`; {val}`exp.d`.\n\nAgain {val}`exp.ratio`.")
     assert html.count('class="mark"') == 2 and html.count('data-key="exp.ratio"') == 3
     # A parameter is itself the control that opens its provenance, without a badge.
-    assert ('<button class="num param" tabindex="-1" popovertarget="prov-experiment-exp" '
-            'aria-label="48, Measured by exp.d">48</button>') in html
+    assert ('<a class="num param" tabindex="-1" href="#prov-experiment-exp" '
+            'aria-label="48, Measured by exp.d">48</a>') in html
 
 
 @pytest.mark.parametrize("src, says", [

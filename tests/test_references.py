@@ -84,7 +84,7 @@ def bibliography(html: str) -> list[tuple[str, str]]:
 
 def panel(html: str, n: int) -> str:
     start = html.index(f'id="audit-panel-{n}"')
-    return html[start:html.index("</div>", start)]
+    return html[start:html.index("</section>", start)]
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +118,13 @@ def test_text_from_bibtex_is_escaped_and_its_address_is_one_link(built):
 
 
 def test_an_audit_panel_shows_its_source_as_the_bibliography_does_and_where_in_it(built):
-    en = (built / "site/en/page.html").read_text("utf-8")
+    en = (built / "site/en/page.evidence.html").read_text("utf-8")
     first = panel(en, 1)
     assert dict(bibliography(en))["mueller2020"] in first
     assert '<a href="#ref-mueller2020">References</a>' in first
     assert "Where: Table 2" in first
     assert dict(bibliography(en))["adams2019"] in panel(en, 2) and "Where: p. 5" in panel(en, 2)
-    assert "位置：表 2" in panel((built / "site/zh/page.html").read_text("utf-8"), 1)
+    assert "位置：表 2" in panel((built / "site/zh/page.evidence.html").read_text("utf-8"), 1)
 
 
 def test_the_side_by_side_page_carries_the_source_pages_bibliography(built):

@@ -71,7 +71,7 @@ def test_a_downloaded_experiment_run_alone_prints_what_the_site_shows_for_its_se
     assert page and all(agree(values[key], value) for key, value in page.items()), (page, values)
     verdicts = subprocess.run([sys.executable, "-S", "tiny.py", "--seed", "7"], cwd=tmp_path / "reader",
                               capture_output=True, text=True, env=env, timeout=60).stdout
-    rows = markup.scan((site / "en/page.html").read_text("utf-8")).rows
+    rows = markup.scan((site / "en/page.evidence.html").read_text("utf-8")).rows
     assert rows
     for row in rows:
         assert f"  {'PASS' if row.passed else 'FAIL'}  {row.claim}:" in verdicts
@@ -85,7 +85,7 @@ def test_panels_link_to_the_source_lines_on_the_experiment_page(tmp_path):
     build_here(root)
     site = root / "site"
     for lang in ("zh", "en"):
-        page = (site / lang / "page.html").read_text("utf-8")
+        page = (site / lang / "page.evidence.html").read_text("utf-8")
         links = re.findall(r'href="\.\./(\w+/experiments/tiny\.html)#L(\d+)"', page)
         assert links and all(url == f"{lang}/experiments/tiny.html" for url, _ in links)
         source = (site / lang / "experiments" / "tiny.html").read_text("utf-8")

@@ -110,10 +110,14 @@ def test_a_side_by_side_page_leads_to_the_previous_and_next_side_by_side_pages(b
 
 
 def test_the_marks_of_both_columns_open_the_same_panels(book):
+    """Those of the source page's evidence page (a claim is one claim in every language)."""
     html = (book / "site" / "parallel" / "en" / "p001.html").read_text("utf-8")
-    targets = re.findall(r'popovertarget="([^"]+)"', html)
-    panels = set(re.findall(r'<div [^>]*id="([^"]+)" popover', html))
-    assert targets and set(targets) <= panels, set(targets) - panels
+    evidence = (book / "site" / "zh" / "p001.evidence.html").read_text("utf-8")
+    marks = re.findall(r'<a class="(?:audit-mark|mark|num param)[^"]*" tabindex="-1" href="([^"#]*)#([^"]+)"', html)
+    targets = [target for _, target in marks]
+    panels = set(re.findall(r'<section class="prov[^"]*" id="([^"]+)"', evidence))
+    assert targets and {file for file, _ in marks} == {"../../zh/p001.evidence.html"} and set(targets) <= panels, \
+        set(targets) - panels
     audits = [t for t in targets if t.startswith("audit-panel-")]
     assert len(audits) >= 2 and len(set(audits)) < len(audits)  # a statement and its translation: one panel
     assert html.count('class="term"') == 2 and 'data-term="mean"' in html

@@ -18,6 +18,7 @@ One browser for the module, one context per theme and width, one page per contex
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import unicodedata
 
@@ -170,14 +171,8 @@ def contrast(fore: str, opacity: float, back: str) -> float:
 
 
 def reveal_hidden_content(page):
-    page.evaluate("""() => {
-        document.querySelectorAll('details').forEach(d => d.open = true);
-        const style = document.createElement('style');
-        style.textContent = '.panels .prov[popover] { display: block !important; position: static !important;'
-            + ' inset: auto !important; margin: 1rem 0 !important; width: auto !important; height: auto !important;'
-            + ' max-height: none !important; overflow: visible !important; }';
-        document.head.append(style);
-    }""")
+    """Hints and answers opened (the panels are the evidence pages', in their flow)."""
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
 
 
 # Known findings and their fix, printed with the violation (the fix belongs in templates or the build).
@@ -338,14 +333,31 @@ def value_problem(raw: str, text: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("rel", PAGES)
-def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks):
-    page = tabs().visit(rel)
-    values = page.eval_on_selector_all(".value", """els => els.map(e => ({
+VALUES = """els => els.map(e => ({
         key: e.getAttribute('data-key'), raw: e.getAttribute('data-value'), claim: e.getAttribute('data-claim'),
         bound: e.getAttribute('data-bound'),
         num: e.querySelector('.num') ? e.querySelector('.num').textContent : null,
-        inSummary: !!e.closest('tr[data-claim]'), row: e.closest('tr[data-claim]')?.dataset.claim ?? null}))""")
+        inSummary: !!e.closest('tr[data-claim]'), row: e.closest('tr[data-claim]')?.dataset.claim ?? null}))"""
+
+
+def evidence_of(rel: str) -> str | None:
+    """A page's evidence page (a side-by-side page's is its source page's)."""
+    if rel.startswith("parallel/"):
+        rel = CONFIG["source_language"] + "/" + rel.removeprefix("parallel/").partition("/")[2]
+    evidence = rel.removesuffix(".html") + ".evidence.html"
+    return evidence if evidence in PAGES and evidence != rel else None
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks, site):
+    page = tabs().visit(rel)
+    values = page.eval_on_selector_all(".value", VALUES)
+    claims = page.eval_on_selector_all("[data-claim]", "els => [...new Set(els.flatMap(e => e.dataset.claim.split(/\\s+/)))]")
+    marks = page.eval_on_selector_all("main a.audit-mark[data-label], main .value > a", "els => els.map(e => e.getAttribute('href'))")
+    own = len(values)
+    if evidence_of(rel):  # the page's summary rows are its evidence page's
+        page = tabs().visit(evidence_of(rel))
+        values += page.eval_on_selector_all(".value", VALUES)
     bad = []
     for v in values:
         if not (v["key"] and v["raw"] is not None and v["num"] and v["num"].strip()):
@@ -354,11 +366,10 @@ def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks)
         problem = bound_problem(v["raw"], v["bound"], v["num"]) if v["bound"] else value_problem(v["raw"], v["num"])
         if problem:
             bad.append(f"{v['key']} = {v['raw']} shown as {v['num']!r}: {problem}")
-    site_checks["values"] += len(values)
+    site_checks["values"] += own
 
     # Every claim a page refers to has a passed row in that page's summary, listing the values it verifies.
     # An audit mark may name several claims (data-claim="a.x b.y").
-    claims = page.eval_on_selector_all("[data-claim]", "els => [...new Set(els.flatMap(e => e.dataset.claim.split(/\\s+/)))]")
     rows = dict(page.eval_on_selector_all("tr[data-claim]", "els => els.map(e => [e.dataset.claim, e.dataset.passed])"))
     for claim in claims:
         if rows.get(claim) != "true":
@@ -369,9 +380,16 @@ def test_shown_numbers_match_their_data_value_and_claims(tabs, rel, site_checks)
             bad.append(f"{v['key']} links to claim {v['claim']}, whose summary row does not list it")
     site_checks["claims"].update(claims)
 
-    targets = page.eval_on_selector_all("[popovertarget]", "els => els.map(e => e.getAttribute('popovertarget'))")
-    missing = sorted({t for t in targets if not page.evaluate("id => !!document.getElementById(id)?.popover", t)})
-    assert not missing, f"popovertarget without a popover: {missing}"
+    # Every mark in the text leads to a panel on the page's evidence page.
+    folder = rel.rpartition("/")[0]
+    panels = {}
+    for href in set(marks):
+        file, _, target = href.partition("#")
+        path = posixpath.normpath(posixpath.join(folder, file))
+        if path not in panels:
+            panels[path] = set(re.findall(r'<section class="prov[^"]*" id="([^"]+)"', (site / path).read_text("utf-8")))
+        if target not in panels[path]:
+            bad.append(f"a mark leads to {href}, which is no panel")
     assert bad == [], "\n".join(bad)
 
 
@@ -723,24 +741,28 @@ def test_each_language_is_set_in_its_own_type_on_mixed_pages(tabs):
 
 
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
-def test_the_evidence_is_collapsed_and_one_link_away_with_or_without_javascript(browser, server, rel):
-    """The claims table, the experiments, the audit list and the references wait, closed, where the page ends;
-    the line under the title says what they hold and leads into them, and so does each panel's link."""
+def test_the_evidence_is_on_its_own_page_one_link_away_with_or_without_javascript(browser, server, rel):
+    """The claims table, the experiments, the audit list and their panels are the evidence page's: the page has
+    none of them; the line under the title says what they hold and leads to each, and the evidence page leads
+    back to the text."""
     for script in (True, False):
         context = browser.new_context(viewport=DESKTOP, java_script_enabled=script)
         try:
             page = context.new_page()
             page.goto(f"{server}/{rel}")
-            closed = page.eval_on_selector_all("details.evidence", "ds => ds.map(d => d.open)")
-            assert closed == [False, False], closed
-            assert page.locator("table.claims").first.is_visible() is False
+            assert page.locator("table.claims, #claims-audit, .panels, .prov").count() == 0
             line = page.locator(".evidence-line")
             assert line.count() == 1 and re.search(r"\d", line.inner_text())
-            line.locator('a[href="#verification-evidence"]').click()
-            assert page.locator("table.claims").first.is_visible(), "the evidence link did not open it"
+            evidence = rel.rpartition("/")[2].removesuffix(".html") + ".evidence.html"
+            line.locator(f'a[href="{evidence}#verification-evidence"]').click()
+            page.wait_for_url(f"**/{evidence}#verification-evidence")
+            assert page.locator("table.claims").first.is_visible(), "the evidence link did not lead to it"
             page.goto(f"{server}/{rel}")
-            line.locator('a[href="#claims-audit"]').click()
-            assert page.locator("#claims-audit li").first.is_visible(), "the audit link did not open the list"
+            line.locator(f'a[href="{evidence}#claims-audit"]').click()
+            page.wait_for_url(f"**/{evidence}#claims-audit")
+            assert page.locator("#claims-audit li").first.is_visible(), "the audit link did not lead to the list"
+            page.locator(".evidence-back a").click()
+            page.wait_for_url(f"**/{rel}")
         finally:
             context.close()
 
@@ -761,24 +783,24 @@ def tab_through(page, stops: int = 250) -> list[str]:
 
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
 def test_marks_in_the_text_are_tab_stops_in_the_audit_layer_only(tabs, rel):
-    """A page has dozens of marks: in the reading layer none is a stop, and the audit list (one stop per
-    statement, at the end) opens the same panels; with the audit layer on, each mark is a stop."""
+    """A page has dozens of marks: in the reading layer none is a stop, and the evidence page's audit list (one
+    stop per statement) leads to the same panels; with the audit layer on, each mark is a stop."""
     page = tabs().visit(rel)
     page.evaluate("localStorage.removeItem('lessonkit-layer')")
     page = tabs().visit(rel)
     marks = page.locator("main .audit-mark[data-label]").count()
-    values = page.locator("main article .value > button").count()  # a value's ✓, a parameter's number
+    values = page.locator("main .value > a").count()  # a value's ✓, a parameter's number
     reading = tab_through(page)
     assert marks and not [s for s in reading if s.endswith("[data-label]")], reading
-    assert values and not [s for s in reading if s in ("button.mark", "button.num param")], reading
-    assert reading.count("summary.") >= 2  # the closed evidence: a stop each, Enter opens it
-    page.evaluate("document.querySelectorAll('details.evidence').forEach(d => d.open = true)")
-    listed = [s for s in tab_through(page) if s.startswith("button.audit-mark") and not s.endswith("[data-label]")]
+    assert values and not [s for s in reading if s in ("a.mark", "a.num param")], reading
+    evidence = tabs().visit(rel.removesuffix(".html") + ".evidence.html")
+    listed = [s for s in tab_through(evidence) if s.startswith("a.audit-mark") and not s.endswith("[data-label]")]
     assert len(listed) == marks, (len(listed), marks)  # the audit list: one per statement
+    page = tabs().visit(rel)
     page.locator("#audit-layer").check()  # remembered: the next visit opens in the audit layer
     audit = tab_through(tabs().visit(rel))
     assert len([s for s in audit if s.endswith("[data-label]")]) == marks, audit
-    assert len([s for s in audit if s in ("button.mark", "button.num param")]) == values, audit
+    assert len([s for s in audit if s in ("a.mark", "a.num param")]) == values, audit
     tabs().page.evaluate("localStorage.removeItem('lessonkit-layer')")
     plain = tab_through(tabs(js=False).visit(rel))  # without JavaScript, the reading layer is the same
     assert plain and not [s for s in plain if s.endswith("[data-label]")], plain
@@ -820,8 +842,8 @@ def test_the_skip_link_is_the_first_stop_and_seen_above_the_header(tabs, rel, wi
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
 def test_a_claims_table_is_labelled_lines_on_a_phone(tabs, rel):
     """Four columns at 375 px pushed the status off screen: on a phone every cell is on it, under its label."""
+    rel = rel.removesuffix(".html") + ".evidence.html"
     page = tabs("phone").visit(rel)
-    page.evaluate("document.querySelectorAll('details.evidence').forEach(d => d.open = true)")
     cells = page.eval_on_selector_all("table.claims td", """els => els.map(e => {
         const r = e.getBoundingClientRect();
         return [r.left, r.right, getComputedStyle(e, '::before').content, e.getAttribute('data-label')]; })""")

@@ -10,7 +10,16 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, TINY_EXPERIMENT, TINY_PAGES, append_to_page, make_course, run_build, stderr_lines
+from conftest import (
+    ROOT,
+    TINY_EXPERIMENT,
+    TINY_PAGES,
+    append_to_page,
+    make_course,
+    run_build,
+    stderr_lines,
+    with_evidence,
+)
 
 from lessonkit import markup
 
@@ -85,13 +94,13 @@ def test_a_claim_may_state_a_lower_share_and_the_summary_says_how_many_held(tmp_
     root = showing_even("c", tmp_path, source)
     result = build(root, "--seeds", "4")
     assert result.returncode == 0, result.stderr
-    html = (root / "site/en/page.html").read_text("utf-8")
+    html = with_evidence(root / "site/en/page.html")
     assert rows(html) == {"tiny.spread": (4, 4), "tiny.mean": (4, 4), "tiny.even": (4, 2)}
     assert "held on 2 of 4 seeds (required: 2)" in html
     # Failing on the course seed is allowed within the share, and said: the page's numbers are a counterexample.
     result = build(root, "--seeds", "4", "--seed", "1")
     assert result.returncode == 0, result.stderr
-    html = (root / "site/en/page.html").read_text("utf-8")
+    html = with_evidence(root / "site/en/page.html")
     assert 'data-claim="tiny.even" data-passed="true" data-seeds="4" data-held="2" data-course-seed="fails"' in html
     assert "not on seed 1, whose numbers this page shows" in html
     check = run_build("--check-only", "--out", root / "site", root=root)
@@ -120,7 +129,7 @@ def test_seeds_come_from_site_yaml_and_the_command_line(tmp_path):
 def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
     result = build(tiny, "--seeds", "5")
     assert result.returncode == 0, result.stderr
-    html = (tiny / "site/en/page.html").read_text("utf-8")
+    html = with_evidence(tiny / "site/en/page.html")
     means = [standalone(tiny, seed)["tiny.mean"] for seed in range(5)]
     row = next((v for v in markup.scan(html).values if v.key == "tiny.mean" and v.low is not None), None)
     assert row, "the summary's value carries its range"
@@ -138,7 +147,7 @@ def test_the_summary_shows_each_values_spread_over_the_seeds(tiny):
 def test_noise_is_shown_as_a_bound_and_the_bound_is_checked(tiny):
     result = build(tiny, "--seeds", "2")
     assert result.returncode == 0, result.stderr
-    zh, en = ((tiny / f"site/{lang}/page.html").read_text("utf-8") for lang in ("zh", "en"))
+    zh, en = (with_evidence(tiny / f"site/{lang}/page.html") for lang in ("zh", "en"))
     assert re.search(r'data-key="tiny.noise" data-value="[^"]+" data-bound="&lt;1e-09"[^>]*><span class="num">below '
                      r'10⁻⁹</span>', en), en
     assert '<span class="num">低于 10⁻⁹</span>' in zh
@@ -370,7 +379,7 @@ def test_a_criterion_reads_a_value_over_the_whole_sweep(tmp_path):
                           {"zh": "\n{claim}`tiny.seen`\n", "en": "\n{claim}`tiny.seen`\n"})
     built = build(root, "--seeds", "3")
     assert built.returncode == 0, built.stderr
-    assert rows((root / "site" / "en" / "page.html").read_text("utf-8"))["tiny.seen"] == (3, 3)
+    assert rows(with_evidence(root / "site" / "en" / "page.html"))["tiny.seen"] == (3, 3)
     error = one_line_error(build(root, "--seeds", "4"))  # the same cached runs, a wider sweep: judged again
     assert "claim tiny.seen" in error and "criterion failed" in error, error
     alone = subprocess.run([sys.executable, str(root / "experiments" / "tiny.py")], capture_output=True, text=True,

@@ -163,6 +163,10 @@ def _check_pages(value, config, ctx):
     for slug in _names(value, "pages", ctx.at("pages")):
         if not slug_ok(slug):
             raise BuildError(f"page {slug!r} is not a path inside content/", *ctx.at("pages"))
+        if slug.endswith(".evidence"):
+            raise BuildError(f"page {slug!r}: a name ending in '.evidence' is that of a page's evidence page "
+                             f"({slug}.html is {slug.removesuffix('.evidence')}.html's); rename the page",
+                             *ctx.at("pages"))
         if any(skipped(part) for part in PurePosixPath(slug).parts):
             raise BuildError(f"page {slug!r}: a name beginning with '.' (or ending with '~') is hidden, and hidden "
                              f"files are not course files (edits to it would never rebuild); rename it",

@@ -4,8 +4,8 @@ Both bodies are cut at their block markers (markdown/plugins/outline.py) and pai
 order: a paragraph with its translation, a figure with the other language's figure. The source column
 keeps its ids, so a link or the language switch lands on the same section; the translation's ids
 take a prefix ("en-low-rank"), and so do the links that point at them. Values, terms, audit marks and
-math are the single pages' own markup; the value and audit marks of both columns open the same
-panels (a claim is one claim in every language), written once, with the source page's summary.
+math are the single pages' own markup; the value and audit marks of both columns lead to the same
+panels (a claim is one claim in every language): the source page's evidence page's.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Jinja templates: pages, the course home, the verification summary and the audit list."""
+"""Jinja templates: pages and their evidence pages (the verification summary, the audit list, the panels), the
+side-by-side pages, the course home, glossaries and the experiments' source pages."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
@@ -77,23 +79,30 @@ def experiment_rows(m, collected) -> list[dict]:
     return rows
 
 
-def _with_summary(env, course, built: Built, m, strings: dict) -> str:
-    """The body with the verification summary where the author asked for it (else last)."""
+def has_evidence(built: Built) -> bool:
+    """Whether a page has an evidence page: it shows a claim, an experiment's value or an audited statement."""
+    c = built.collected
+    return bool(c.claims or c.experiments or c.audits)
+
+
+def _with_summary(env, course, built: Built, strings: dict) -> str:
+    """The body with the way to its evidence page's verification summary where the author placed it."""
     body, collected = built.body, built.collected
+    if SUMMARY_SLOT not in body:
+        return body
     if not collected.claims and not collected.experiments:
         return body.replace(SUMMARY_SLOT, "")
-    summary = summary_html(env, course, m, collected, strings, built.lang, standalone=SUMMARY_SLOT not in body,
-                           site_root="../" * built.page.url.count("/"))
-    return body.replace(SUMMARY_SLOT, summary) if SUMMARY_SLOT in body else body + summary
+    at = render_template(env, course.root, "_evidence_at.html", s=strings, claims=len(collected.claims),
+                         experiments=len(collected.experiments))
+    return body.replace(SUMMARY_SLOT, at)
 
 
-def summary_html(env, course, m, collected, strings: dict, lang: str, standalone: bool, site_root: str) -> str:
-    """A page's verification summary: its claims, experiments and their provenance panels (standalone: as its
-    own section at the end, not where the page's text placed it). site_root: the way from the page to the
-    site's root, for the links to the experiments' source pages."""
+def summary_html(env, course, m, collected, strings: dict, lang: str, site_root: str) -> str:
+    """A page's verification summary: its claims, experiments and their provenance panels. site_root: the way
+    from the evidence page to the site's root, for the links to the experiments' source pages."""
     return render_template(env, course.root, "_summary.html", s=strings, lang=lang,
                            rows=claim_rows(course.parts, m, strings, collected.claims),
-                           experiments=experiment_rows(m, collected), standalone=standalone,
+                           experiments=experiment_rows(m, collected),
                            panels=panels(course.root, m, collected, strings), site_root=site_root)
 
 
@@ -103,16 +112,32 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
     page, strings = built.page, course.strings[built.lang]
     return render_template(env, course.root, "page.html",
                    site=course.site.config, page=page, lang=page.lang, s=strings,
-                   body=_with_summary(env, course, built, m, strings),
+                   body=_with_summary(env, course, built, strings),
                    toc=[h for h in built.collected.toc if h["level"] in (2, 3)], root="../" * page.url.count("/"),
                    nav=built.nav, alternates=[(p.lang, p.url) for p in course.site.twins(page)],
                    audits=built.collected.audits, stale=course.site.is_stale(page), build=build_info,
                    bibliography=bibliography(built.collected.audits, page.lang, built.collected.citations),
-                   audit_counts=audit_counts(built.collected.audits), claims=m.claims,
                    evidence={"numbers": len(built.collected.values), "experiments": len(built.collected.experiments),
                              "claims": len(built.collected.claims)}, counts=evidence_counts(m, [built.collected]),
                    title_html=built.collected.title_html, has_math="<math" in built.body + built.collected.title_html,
                    side_by_side=side_by_side_links(course, page))
+
+
+def evidence_html(env, course, built: Built, m, build_info: dict) -> str:
+    """The page's evidence page (evidence.html): its verification summary, its claims audit, its references.
+    Put together with the page by `finish`, which leads each page's links to the other's ids."""
+    page, strings, collected = built.page, course.strings[built.lang], built.collected
+    root = "../" * page.url.count("/")
+    summary = ""
+    if collected.claims or collected.experiments:
+        summary = summary_html(env, course, m, collected, strings, built.lang, site_root=root)
+    return render_template(env, course.root, "evidence.html",
+                   site=course.site.config, page=page, lang=page.lang, s=strings, summary=summary, root=root,
+                   page_file=posixpath.basename(page.url), build=build_info,
+                   alternates=[(p.lang, names.evidence_url(p.url)) for p in course.site.twins(page)],
+                   audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims, layer=False,
+                   bibliography=bibliography(collected.audits, page.lang, collected.citations),
+                   counts=evidence_counts(m, [collected]), title_html=collected.title_html)
 
 
 def side_by_side_links(course, page) -> list[tuple[str, str]]:
@@ -129,25 +154,36 @@ def side_by_side_links(course, page) -> list[tuple[str, str]]:
 
 
 def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict, parts) -> str:
-    """A page with its figures' sizes and its cross-references' numbers filled in (and no block markers), its
-    panels numbered as notes for print."""
-    return number_notes(strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels,
-                                                strings, parts)))
+    """A page (or its evidence page) with its figures' sizes and its cross-references' numbers filled in, and no
+    block markers."""
+    return strip_markers(fill_refs(fill_figure_slots(html, sizes, built.lang), built.page.url, labels, strings,
+                                   parts))
 
 
-_PANEL = re.compile(r'<div class="prov[^"]*" id="([^"]+)" popover')
-_OPENS = re.compile(r'popovertarget="([^"]+)"')
+_IDS = re.compile(r'\sid="([^"]+)"')
+_FRAGMENT = re.compile(r'(\shref)="#([^"]+)"')
+_PANEL = re.compile(r'<section class="prov[^"]*" id="([^"]+)"')
+_TO_PANEL = re.compile(r'href="[^"#]*#([^"]+)"')
 
 
-def number_notes(html: str) -> str:
-    """On paper the provenance and audit panels are notes (the print stylesheet shows them where their
-    containers are, numbered in that order): each mark that opens one carries its number, data-note."""
-    start = html.find('<div class="panels"')
-    if start < 0:
-        return html
-    numbers = {pid: n for n, pid in enumerate(_PANEL.findall(html, start), 1)}
-    return _OPENS.sub(lambda m: f'{m.group(0)} data-note="{numbers[m.group(1)]}"' if m.group(1) in numbers
-                      else m.group(0), html)
+def linked(page: str, evidence: str, url: str) -> tuple[str, str]:
+    """A page and its evidence page, each link of either to an id the other holds (a mark to its panel, an
+    audit entry to its statement) leading to that page; the marks that lead to a panel numbered as its note
+    (data-note: on paper the evidence page's panels are numbered notes, in their order)."""
+    def across(html: str, own: set, theirs: set, there: str) -> str:
+        return _FRAGMENT.sub(lambda m: f'{m.group(1)}="{there}#{m.group(2)}"'
+                             if m.group(2) in theirs and m.group(2) not in own else m.group(0), html)
+
+    page_ids, evidence_ids = set(_IDS.findall(page)), set(_IDS.findall(evidence))
+    page = across(page, page_ids, evidence_ids, names.attr(posixpath.basename(names.evidence_url(url))))
+    evidence = across(evidence, evidence_ids, page_ids, names.attr(posixpath.basename(url)))
+    notes = {pid: n for n, pid in enumerate(_PANEL.findall(evidence), 1)}
+
+    def numbered(html: str) -> str:
+        return _TO_PANEL.sub(lambda m: f'{m.group(0)} data-note="{notes[m.group(1)]}"' if m.group(1) in notes
+                             else m.group(0), html)
+
+    return numbered(page), numbered(evidence)
 
 
 def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, labels: dict, build_info: dict) -> str:
@@ -158,19 +194,22 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
     strings = course.strings[src.lang]
     rows, terms = side_by_side.body(src, other, here, sizes, labels, course.strings, course.parts)
     collected = src.collected
-    summary = ""
     depth = "../" * here.count("/")
-    if collected.claims or collected.experiments:
-        summary = summary_html(env, course, m, collected, strings, src.lang, standalone=True, site_root=depth)
-    return strip_markers(render_template(
+    evidence = depth + names.evidence_url(src.page.url) if has_evidence(src) else None
+    html = strip_markers(render_template(
         env, course.root, "side_by_side.html", site=course.site.config, lang=src.lang, s=strings, src=src, other=other,
-        rows=rows, terms=terms, summary=summary, root=depth, build=build_info,
+        rows=rows, terms=terms, root=depth, build=build_info,
         also=course.strings[other.lang], also_lang=other.lang,
         singles=[(src.lang, src.page.url), (other.lang, other.page.url)], alternates=[],
-        audits=collected.audits, audit_counts=audit_counts(collected.audits), claims=m.claims,
-        counts=evidence_counts(m, [collected]), pager=_side_by_side_pager(course, src, other.lang),
-        bibliography=bibliography(collected.audits, src.lang, collected.citations),
+        audits=collected.audits, counts=evidence_counts(m, [collected]),
+        pager=_side_by_side_pager(course, src, other.lang),
+        evidence=evidence, bibliography=bibliography(collected.audits, src.lang, collected.citations),
         has_math="<math" in src.body + other.body))
+    if evidence is None:
+        return html
+    # Both columns' marks lead to the source page's evidence page (a claim is one claim in every language).
+    ids, there = set(_IDS.findall(html)), names.attr(evidence)
+    return _FRAGMENT.sub(lambda m: m.group(0) if m.group(2) in ids else f'{m.group(1)}="{there}#{m.group(2)}"', html)
 
 
 def _side_by_side_pager(course, src: Built, lang: str) -> dict:

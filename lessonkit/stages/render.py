@@ -18,7 +18,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     The rest come back as bytes for the write stage: figures, static files, the home, glossary, search,
     sitemap, the manifest. Also says the pages' warnings. Returns (files, pages rendered). `info`: what templates say about the build;
     `fork`: whether workers may be forked."""
-    from lessonkit import figures, processes
+    from lessonkit import figures, names, processes
     from lessonkit.errors import BuildError
     from lessonkit.load import plugins
     from lessonkit.render import environment, side_by_side, templates
@@ -38,8 +38,12 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     todo = []
     for built in pages:
         resolved = {f"{url}#{label}": labels[url][label] for url, label, _ in built.collected.refs}
-        if pages_cache.unchanged_file(built, sizes, resolved, out):
+        evidence = names.evidence_url(built.page.url) if templates.has_evidence(built) else None
+        if pages_cache.unchanged_file(built, sizes, resolved, out) and (
+                evidence is None or pages_cache.unchanged_extra(evidence, built.key, out)):
             files[built.page.url] = staging.KEEP  # the site's file is the one written for this page
+            if evidence:
+                files[evidence] = staging.KEEP  # and its evidence page's
         else:
             todo.append(built)
         built.resolved = resolved
@@ -56,15 +60,23 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
 
                 parse_again(course, measured, built)
     env = course.templates
-    for name in ("page.html", "side_by_side.html", "_summary.html", "experiment.html"):  # compiled before forking
+    for name in ("page.html", "evidence.html", "side_by_side.html", "_summary.html", "experiment.html"):  # compiled before forking
         environment.get_template(env, name, course.root)
 
     def make(i: int) -> None:
         if i < len(todo):
             b = todo[i]
             url = b.page.url
-            html = templates.finish(templates.page_html(env, course, b, measured, info), b, course.strings[b.lang],
-                                    sizes, labels, course.parts)
+            strings = course.strings[b.lang]
+            html = templates.finish(templates.page_html(env, course, b, measured, info), b, strings, sizes, labels,
+                                    course.parts)
+            if templates.has_evidence(b):
+                evidence = templates.finish(templates.evidence_html(env, course, b, measured, info), b, strings,
+                                            sizes, labels, course.parts)
+                html, evidence = templates.linked(html, evidence, url)
+                site.put(names.evidence_url(url), plugins.pages(
+                    course.plugins, evidence, {"url": names.evidence_url(url), "lang": b.lang,
+                                               "title": b.page.meta["title"]}).encode("utf-8"))
         else:
             url, _, src, b = pairs[i - len(todo)]
             html = templates.side_by_side_html(env, course, src, b, measured, sizes, labels, info)
@@ -78,6 +90,9 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
         for built in todo:
             files[built.page.url] = staging.WRITTEN
             pages_cache.store(built, sizes)
+            if templates.has_evidence(built):
+                files[names.evidence_url(built.page.url)] = staging.WRITTEN
+                pages_cache.store_extra(names.evidence_url(built.page.url), built.key)
         for url, key, _, _ in pairs:
             files[url] = staging.WRITTEN
             pages_cache.store_extra(url, key)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from lessonkit.errors import BuildError
+from lessonkit.names import evidence_url
 
 CHROMIUM = Path("/usr/bin/chromium")
 FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#555">'
@@ -141,8 +142,8 @@ def _site_only(route, site: Path, root: str) -> None:
 def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titles: dict[str, str],
                  base_url: str | None = None, evidence: bool = False, timeout: float = 120) -> list[str]:
     """by_language: lang -> [(page url, title)] in reading order; titles: lang -> the course's title; evidence:
-    print the audit layer (the panels as numbered notes, the claims table, the audit list), not the reading
-    layer; timeout: the seconds a page may take to load and print (the course's templates made it). Writes the
+    print the audit layer, each page followed by its evidence page (the panels as numbered notes, the claims
+    table, the audit list), not the reading layer; timeout: the seconds a page may take to load and print (the course's templates made it). Writes the
     PDFs; returns their paths below the site."""
     import io
     import posixpath
@@ -150,7 +151,7 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
-        from pypdf import PdfWriter
+        from pypdf import PdfReader, PdfWriter
     except ImportError as exc:
         raise BuildError(f"--pdf needs {exc.name} (make site installs it into .venv)") from None
     written, printing = [], None  # printing: the page under way, once Chromium runs
@@ -165,20 +166,31 @@ def print_course(site: Path, by_language: dict[str, list[tuple[str, str]]], titl
             page = context.new_page()
             page.set_default_timeout(timeout * 1000)
             page.emulate_media(media="print")
+            def printed(url: str) -> bytes:
+                page.goto(root + url, wait_until="load")
+                if evidence:  # the marks' note numbers (style.css's print rules)
+                    page.evaluate("document.documentElement.dataset.print = 'evidence'")
+                page.evaluate("document.fonts.ready.then(() => true)")
+                return _dated_by_source(page.pdf(
+                    format="A4", print_background=False, display_header_footer=True,
+                    header_template="<span></span>", footer_template=FOOTER,
+                    margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"}))
+
             for lang, pages in by_language.items():
                 book = PdfWriter()
                 for url, title in pages:
                     printing = url
-                    page.goto(root + url, wait_until="load")
-                    if evidence:  # the evidence as notes and appendix (style.css's print rules)
-                        page.evaluate("document.documentElement.dataset.print = 'evidence'")
-                    page.evaluate("document.fonts.ready.then(() => true)")
+                    data = printed(url)
+                    appendix = evidence_url(url)
+                    if evidence and (site / appendix).is_file():  # its evidence page after it: the notes
+                        printing = appendix
+                        joined = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+                        joined.append(io.BytesIO(printed(appendix)))
+                        buffer = io.BytesIO()
+                        joined.write(buffer)
+                        data = buffer.getvalue()
                     out = site / pdf_name(url)
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    data = _dated_by_source(page.pdf(
-                        format="A4", print_background=False, display_header_footer=True,
-                        header_template="<span></span>", footer_template=FOOTER,
-                        margin={"top": "16mm", "bottom": "16mm", "left": "15mm", "right": "15mm"}))
                     out.write_bytes(_relinked(data, root, posixpath.dirname(pdf_name(url)), base_url, radicals))
                     written.append(pdf_name(url))
                     book.append(io.BytesIO(_relinked(data, root, "pdf", base_url, radicals)), outline_item=title)

@@ -50,7 +50,7 @@
     // The marks in the text (audit marks, a value's ✓ or a parameter's number) are tab stops in the audit
     // layer only.
     var marks = function () {
-      document.querySelectorAll("main .audit-mark[data-label], main article .value > button").forEach(function (m) {
+      document.querySelectorAll("main .audit-mark[data-label], main .value > a").forEach(function (m) {
         m.setAttribute("tabindex", layer.checked ? "0" : "-1");
       });
     };
@@ -58,6 +58,54 @@
     layer.addEventListener("change", function () {
       marks();
       try { localStorage.setItem("lessonkit-layer", layer.checked ? "audit" : "reading"); } catch (e) { /* private mode */ }
+    });
+  }
+  // A mark in the text (an audit mark, a value's ✓ or a parameter's number) leads to its panel on the page's
+  // evidence page; here the panel opens in place, as a popover, with the evidence page fetched once. Should
+  // the fetch fail (a page read from file://), the link is followed.
+  var fetched = {}, opener = null;
+  var closeLabel = main ? main.getAttribute("data-close") || "×" : "×";
+  function openInPlace(link) {
+    var parts = link.getAttribute("href").split("#");
+    var url = parts[0], id = parts[1];
+    var shown = document.getElementById(id);
+    opener = link;
+    if (shown && shown.hasAttribute("popover")) { shown.showPopover(); return; }
+    fetched[url] = fetched[url] || fetch(url).then(function (r) {
+      if (!r.ok) throw new Error(r.status);
+      return r.text();
+    }).then(function (text) { return new DOMParser().parseFromString(text, "text/html"); });
+    fetched[url].then(function (doc) {
+      var panel = doc.getElementById(id);
+      if (!panel) throw new Error(id);
+      panel = document.importNode(panel, true);
+      // Its links to the evidence page's own places lead there; those to this page's stay here.
+      panel.querySelectorAll("a[href^='#']").forEach(function (a) {
+        var target = a.getAttribute("href").slice(1);
+        if (!document.getElementById(target)) a.setAttribute("href", url + "#" + target);
+      });
+      panel.setAttribute("popover", "");
+      panel.setAttribute("role", "dialog");
+      var close = document.createElement("button");
+      close.type = "button";
+      close.className = "prov-close";
+      close.textContent = closeLabel;
+      close.setAttribute("popovertarget", id);
+      close.setAttribute("popovertargetaction", "hide");
+      panel.insertBefore(close, panel.firstChild);
+      panel.addEventListener("toggle", function (e) { if (e.newState === "closed" && opener) opener.focus(); });
+      document.body.appendChild(panel);
+      panel.showPopover();
+      close.focus();
+    }).catch(function () { location.href = link.href; });
+  }
+  if (main && window.fetch && HTMLElement.prototype.showPopover) {
+    main.addEventListener("click", function (e) {
+      var link = e.target.closest && e.target.closest("a.audit-mark[data-label], .value > a");
+      if (!link || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      if (link.href.indexOf(".evidence.html#") < 0) return;
+      e.preventDefault();
+      openInPlace(link);
     });
   }
   // On a narrow screen the contents start folded, so the text comes first (open without JS).

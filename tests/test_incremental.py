@@ -104,6 +104,24 @@ def test_an_edit_of_site_yaml_renders_every_page_again(tiny):
     assert result["rendered"] and "新课" in (tiny / "site" / "zh" / "page.html").read_text("utf-8")
 
 
+def test_an_evidence_page_is_kept_with_its_page_and_made_again_when_its_file_changed(tiny):
+    """A page's evidence page is written with it and kept with it; one removed or edited in the site is made
+    again (with its page) on the next build."""
+    build_here(tiny, seeds=2)
+    evidence = tiny / "site" / "en" / "page.evidence.html"
+    written = evidence.read_bytes()
+    assert b'id="verification-summary"' in written
+    result, _ = build_here(tiny, seeds=2)
+    assert result is None and evidence.read_bytes() == written  # nothing changed: nothing done
+    evidence.unlink()
+    result, _ = build_here(tiny, seeds=2)
+    assert result["rendered"] == 1 and evidence.read_bytes() == written
+    evidence.write_bytes(written.replace(b"verification-summary", b"tampered"))
+    (tiny / "site" / "zh" / "search.html").unlink()  # (a file fewer: the build runs; an edit alone is not looked for)
+    result, _ = build_here(tiny, seeds=2)
+    assert result["rendered"] == 1 and evidence.read_bytes() == written
+
+
 def test_an_experiments_source_page_is_kept_until_what_it_shows_changes(tmp_path):
     """Source pages are kept by what makes them: a title of a page that shows the experiment, the experiment's
     code and the templates each make it again; a prose edit does not."""

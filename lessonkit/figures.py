@@ -218,6 +218,12 @@ def sanitize_svg(data: bytes, where: str) -> bytes:
                     del child.attrib[attr]
             if name == "style" and child.text and _EXTERNAL_CSS.search(child.text):
                 child.text = ""
+            # matplotlib's indentation and its paths' double spaces: a tenth of a figure, which a reader downloads
+            child.tail = child.tail if child.tail and child.tail.strip() else None
+            if name not in ("text", "tspan") and not (child.text or "").strip():
+                child.text = None
+            if "d" in child.attrib:
+                child.attrib["d"] = " ".join(child.attrib["d"].split())
             clean(child, in_metadata or name == "metadata")
 
     for attr in [a for a in root.attrib if local(a)[1].lower().startswith("on")]:
@@ -281,22 +287,11 @@ def _configure(matplotlib) -> None:
         "font.sans-serif": FONTS,
         "font.size": 10,
         "axes.unicode_minus": False,
-        "text.color": INK,
-        "axes.labelcolor": INK,
-        "axes.edgecolor": MUTED,
-        "xtick.color": MUTED,
-        "ytick.color": MUTED,
-        "xtick.labelcolor": INK,
-        "ytick.labelcolor": INK,
-        "grid.color": MUTED,
-        "grid.alpha": 0.3,
+        "text.color": INK, "axes.labelcolor": INK, "xtick.labelcolor": INK, "ytick.labelcolor": INK,
+        "axes.edgecolor": MUTED, "xtick.color": MUTED, "ytick.color": MUTED, "grid.color": MUTED, "grid.alpha": 0.3,
         "axes.prop_cycle": cycler(color=PALETTE),
-        "figure.facecolor": "none",
-        "axes.facecolor": "none",
-        "savefig.facecolor": "none",
-        "legend.frameon": False,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
+        "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
+        "legend.frameon": False, "axes.spines.top": False, "axes.spines.right": False,
     })
 
 

@@ -20,6 +20,9 @@ SUB = '<span class="notation"><var>{}</var><sub>{}</sub></span>'
     ("QK^T and W_K^T, h · n^2", "QK<sup><var>T</var></sup> and " + SUB.format("W", "<var>K</var>")
      + "<sup><var>T</var></sup>, h · n<sup>2</sup>"),
     ("10^6 steps, x ^ 2, a^Tb, n^10", None),
+    # a singular value's bound, also before its matrix
+    ("σ_max(W) < 1, σ_min", SUB.format("σ", "max") + "(W) &lt; 1, " + SUB.format("σ", "min")),
+    ("xσ_max, σ_maximal", None),
 ])
 def test_subscripts_of_the_course_notation_only(text, html):
     assert str(notation(text)) == (html if html is not None else text)

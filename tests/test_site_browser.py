@@ -636,6 +636,7 @@ def test_the_audit_layer_names_each_status_and_is_remembered_and_linkable(tabs, 
     assert all(m["width"] >= 24 and m["height"] >= 24 for m in marks)
     assert page.evaluate(LEGEND) == "block"
     assert "✓" in page.locator(".audit-legend").inner_text(), "the legend leaves out the ✓ of a value's claim"
+    assert not page.locator(".evidence-line small").is_visible(), "the audit layer still speaks of faint dots"
     # Remembered by this reader on the next page they open, and left again with the switch.
     page = tab.visit(AUDIT_PAGES[-1] if AUDIT_PAGES[-1] != rel else AUDIT_PAGES[0])
     assert page.locator("#audit-layer").is_checked() and page.evaluate(LEGEND) == "block"
@@ -723,6 +724,20 @@ def test_no_horizontal_overflow_at_phone_width(tabs, rel):
 
 def drawn_fonts(page, selector: str) -> set[str]:
     return {f["familyName"] for f in drawn_in(page, selector)}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_the_reading_layers_dots_are_seen_against_the_page(tabs, rel, scheme):
+    """Quiet, but a visual sign of a control: 3:1 against the page (WCAG 2.2, 1.4.11), in both themes."""
+    page = tabs(scheme=scheme).visit(rel)
+    dots = page.evaluate("""() => [...document.querySelectorAll("main .audit-mark[data-label]")].map(b => {
+        const d = getComputedStyle(b, "::before");
+        return [b.className, d.backgroundColor, d.opacity, getComputedStyle(document.body).backgroundColor]; })""")
+    assert dots
+    faint = {(cls, round(contrast(color, float(opacity), back), 2)) for cls, color, opacity, back in dots
+             if contrast(color, float(opacity), back) < 3}
+    assert not faint, f"dots below 3:1 against the page: {sorted(faint)}"
 
 
 def test_each_language_is_set_in_its_own_type_on_mixed_pages(tabs):

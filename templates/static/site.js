@@ -65,17 +65,24 @@
   // the fetch fail (a page read from file://), the link is followed.
   var fetched = {}, opener = null;
   var closeLabel = main ? main.getAttribute("data-close") || "×" : "×";
+  function evidence(url) {
+    fetched[url] = fetched[url] || fetch(url).then(function (r) {
+      if (!r.ok) throw new Error(r.status);
+      return r.text();
+    }).then(function (text) { return new DOMParser().parseFromString(text, "text/html"); });
+    return fetched[url];
+  }
+  function markOf(e) {
+    var link = e.target.closest && e.target.closest("a.audit-mark[data-label], .value > a");
+    return link && link.href.indexOf(".evidence.html#") >= 0 ? link : null;
+  }
   function openInPlace(link) {
     var parts = link.getAttribute("href").split("#");
     var url = parts[0], id = parts[1];
     var shown = document.getElementById(id);
     opener = link;
     if (shown && shown.hasAttribute("popover")) { shown.showPopover(); return; }
-    fetched[url] = fetched[url] || fetch(url).then(function (r) {
-      if (!r.ok) throw new Error(r.status);
-      return r.text();
-    }).then(function (text) { return new DOMParser().parseFromString(text, "text/html"); });
-    fetched[url].then(function (doc) {
+    evidence(url).then(function (doc) {
       var panel = doc.getElementById(id);
       if (!panel) throw new Error(id);
       panel = document.importNode(panel, true);
@@ -101,12 +108,18 @@
   }
   if (main && window.fetch && HTMLElement.prototype.showPopover) {
     main.addEventListener("click", function (e) {
-      var link = e.target.closest && e.target.closest("a.audit-mark[data-label], .value > a");
+      var link = markOf(e);
       if (!link || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-      if (link.href.indexOf(".evidence.html#") < 0) return;
       e.preventDefault();
       openInPlace(link);
     });
+    // Fetched when a pointer or the focus reaches a mark: on a slow network the panel is there by the click.
+    var warm = function (e) {
+      var link = markOf(e);
+      if (link) evidence(link.getAttribute("href").split("#")[0]).catch(function () { /* followed on click */ });
+    };
+    main.addEventListener("pointerover", warm);
+    main.addEventListener("focusin", warm);
   }
   // On a narrow screen the contents start folded, so the text comes first (open without JS).
   var toc = document.querySelector(".toc details");

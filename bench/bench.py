@@ -352,7 +352,8 @@ def bench_course(n: int, runs: int, tmp: Path, log) -> dict:
     warnings = [ln for ln in stdout.splitlines() if ln.startswith("warning:")]
     html = sorted(out.rglob("*.html"))
     pages = [p for p in html if p.relative_to(out).parts[0] in ("zh", "en") and p.name != "search.html"
-             and p.relative_to(out).parts[1] != "experiments"]  # (the experiment's source pages)
+             and p.relative_to(out).parts[1] != "experiments"  # (the experiment's source pages)
+             and not p.name.endswith(".evidence.html")]  # (and each page's evidence page)
     side_by_side = list((out / "parallel").rglob("*.html")) if (out / "parallel").is_dir() else []
     if len(pages) != 2 * n or len(side_by_side) != n:
         raise BenchError(f"N={n}: expected {2 * n} page files and {n} side-by-side pages, the build wrote "

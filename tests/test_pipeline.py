@@ -3,6 +3,7 @@ language is data (a folder, a strings file, an entry in site.yaml): a third one 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 
@@ -214,6 +215,59 @@ def test_the_data_files_every_page_depends_on_are_those_the_load_stage_read(tmp_
     (course / "content" / "site.yaml").write_text(
         (course / "content" / "site.yaml").read_text("utf-8").replace("citation_style: plain.csl\n", ""), "utf-8")
     assert read() == {"content/glossary.yaml", "content/references.yaml"}
+
+
+def test_quartos_cross_references_reach_another_pages_figure_equation_and_section(tmp_path):
+    """Quarto's syntax, as a Quarto author writes it: [@key] a citation, @fig-x and @eq-x the figure and the
+    equation of another page (the one page that has them), numbered in its chapter, @sec-x its section; in each
+    language's words. A target no page has, or several have, is an error at its line."""
+    from conftest import TWO_PAGES, with_data_files, with_figure
+
+    more = {"zh": "见 @fig-tiny.bars 与 [@eq-zscore]，@sec-mean 一节的方法出自 [@gauss1809]。",
+            "en": "See @fig-tiny.bars and [@eq-zscore]; the method of @sec-mean is from [@gauss1809]."}
+    course = with_data_files(with_figure(course_from(tmp_path / "c", TWO_PAGES + f"""-- content/zh/more.md --
+---
+title: 更多
+---
+
+## 更多 {{#more}}
+
+{more["zh"]}
+-- content/en/more.md --
+---
+title: More
+translated_from: {{digest:zh/more.md}}
+---
+
+## More {{#more}}
+
+{more["en"]}
+""")))
+    for lang, title, eq in (("zh", "title: 小实验", "\n$$\nz = x - 1\n$$ (zscore)\n"),
+                            ("en", "title: A tiny experiment", "\n$$\nz = x - 1\n$$ (zscore)\n")):
+        page = course / "content" / lang / "page.md"
+        page.write_text(page.read_text("utf-8").replace(title, f"{title}\nnumber: 3", 1) + eq, "utf-8")
+    mark = course / "content" / "en" / "page.md"
+    mark.write_text(re.sub(r"translated_from: \w+", "translated_from: "
+                           + hashlib.sha256((course / "content/zh/page.md").read_bytes()).hexdigest()[:12],
+                           mark.read_text("utf-8")), "utf-8")
+    build_here(course, strict=True)
+
+    def shown(lang: str) -> list[tuple[str, str]]:
+        html = (course / "site" / lang / "more.html").read_text("utf-8")
+        return re.findall(r'<a class="(?:xref|cite)" href="([^"]+)">(.*?)</a>', html)
+
+    assert shown("en") == [("page.html#fig-tiny-bars", "Figure 3.1"), ("page.html#eq-zscore", "Equation (3.1)"),
+                           ("page.html#mean", "Section “The mean” of “A tiny experiment”"),
+                           ("#ref-gauss1809", "C. F. Gauss, 1809")], shown("en")
+    assert shown("zh") == [("page.html#fig-tiny-bars", "图 3.1"), ("page.html#eq-zscore", "式 (3.1)"),
+                           ("page.html#mean", "“小实验”的“均值”一节"), ("#ref-gauss1809", "C. F. Gauss, 1809")], shown("zh")
+    page = course / "content" / "zh" / "more.md"
+    page.write_text(page.read_text("utf-8").replace("@fig-tiny.bars", "@fig-tiny.barz"), "utf-8")
+    with pytest.raises(BuildError) as caught:
+        build_here(course)
+    assert str(caught.value) == ("content/zh/more.md:7: @fig-tiny.barz: no page of the course has figure "
+                                 "'tiny.barz' (did you mean @fig-tiny.bars?)"), caught.value
 
 
 def test_a_reference_to_another_pages_figure_names_that_page_or_its_chapters_number(tmp_path):

@@ -55,11 +55,16 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
     the page it names; else file:line and a did-you-mean. (figures_unsure: pages with an unknown figure, whose
     missing figures are not reported: the figure's own error says what to fix.)"""
 
+    from lessonkit.markdown.plugins import ANYWHERE
+
     by_url = {b.page.url: b for b in built}
     known: dict = {}
     errors = []
     for b in built:
         for url, label, line in b.collected.refs:
+            if url == ANYWHERE:
+                errors += _anywhere(b, label, line, built, figures_unsure)
+                continue
             if url not in by_url or (url in figures_unsure and label.startswith("fig:")):
                 continue
             labels = by_url[url].collected.labels
@@ -80,6 +85,36 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
                 where = "this page" if url == b.page.url else url.replace(".html", ".md")
                 errors.append(BuildError(f"link {href!r}: {where} has no anchor #{anchor}{hint}", b.page.path, line))
     raise_all(errors)
+
+
+_QUARTO = {"fig": ("fig", "figure"), "table": ("tbl", "table"), "eq": ("eq", "equation"), "sec": ("sec", "section")}
+
+
+def _anywhere(b: Built, label: str, line: int, built: list[Built], figures_unsure: set) -> list[BuildError]:
+    """A Quarto cross-reference (@fig-x): its target on this page, or on exactly one page of the course."""
+    def labels_of(page: Built) -> set:
+        return {*page.collected.labels, *(f"sec:{h['id']}" for h in page.collected.toc)}
+
+    kind, _, name = label.partition(":")
+    written, what = f"@{_QUARTO[kind][0]}-{name}", _QUARTO[kind][1]
+    if label in labels_of(b):
+        return []
+    holding = [p for p in built if p.lang == b.lang and label in labels_of(p)]
+    if len(holding) == 1:
+        return []
+    if holding:
+        import posixpath
+
+        pages = ", ".join(str(p.page.path) for p in holding[:4])
+        first = posixpath.relpath(holding[0].page.slug + ".md", posixpath.dirname(b.page.slug) or ".")
+        hint = f"{{ref}}`{first}#{label}`" if kind != "sec" else f"[the section]({first}#{name})"
+        return [BuildError(f"{written}: {len(holding)} pages have {what} {name!r} ({pages}): name the page, "
+                           f"{hint}", b.page.path, line)]
+    if kind == "fig" and (b.page.url in figures_unsure or any(p.page.url in figures_unsure for p in built)):
+        return []  # (the unknown figure's own error says what to fix)
+    every = {lab.partition(":")[2] for p in built if p.lang == b.lang for lab in labels_of(p) if lab.startswith(kind + ":")}
+    return [BuildError(f"{written}: no page of the course has {what} {name!r}"
+                       f"{did_you_mean(name, every, shown=lambda n: f'@{_QUARTO[kind][0]}-{n}')}", b.page.path, line)]
 
 
 def check_alignment(built: list[Built], source: str) -> list[BuildError]:

@@ -21,6 +21,7 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
     from lessonkit import figures, names, processes
     from lessonkit.errors import BuildError
     from lessonkit.load import plugins
+    from lessonkit.markdown.plugins import ANYWHERE, target_page
     from lessonkit.render import environment, side_by_side, templates
     from lessonkit.write import staging, static
 
@@ -32,12 +33,18 @@ def render(course, pages: list, measured, drawn: dict, pages_cache, site, option
         sizes[fid, lang] = figures.svg_size(svg)
     # What {ref}s name, on every page, with the page a reference from elsewhere names beside its number ("" where
     # the number names the chapter already).
-    labels = {b.page.url: {label: [*entry[:2], "" if b.page.meta.get("number") else b.page.title]
-                           for label, entry in b.collected.labels.items()} for b in pages}
+    # A section's, for @sec-x: its title.
+    labels = {b.page.url: {**{label: [*entry[:2], "" if b.page.meta.get("number") else b.page.title]
+                              for label, entry in b.collected.labels.items()},
+                           **{f"sec:{h['id']}": [h["text"], h["id"], b.page.title] for h in b.collected.toc}}
+              for b in pages}
     out = options.out.resolve()
     todo = []
     for built in pages:
-        resolved = {f"{url}#{label}": labels[url][label] for url, label, _ in built.collected.refs}
+        resolved = {}
+        for url, label, _ in built.collected.refs:
+            there = target_page(label, built.page.url, labels) if url == ANYWHERE else url
+            resolved[f"{url}#{label}"] = [*labels[there][label], there]
         evidence = names.evidence_url(built.page.url) if templates.has_evidence(built) else None
         if pages_cache.unchanged_file(built, sizes, resolved, out) and (
                 evidence is None or pages_cache.unchanged_extra(evidence, built.key, out)):

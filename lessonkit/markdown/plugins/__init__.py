@@ -19,6 +19,20 @@ _FIGURE_SLOT = re.compile("\x00([wh]):([^\x00]+)\x00")
 _REF_SLOT = re.compile("\x00ref:([^#\x00]+)#([^\x00]+)\x00")
 
 
+# The page of a Quarto cross-reference (@fig-x): the one that has its target, this page first.
+ANYWHERE = "*"
+
+
+def target_page(label: str, page_url: str, labels: dict) -> str | None:
+    """The page a cross-reference from page_url leads to: its own page, else ANYWHERE's one page of its language
+    (its folder) that has the label; None when none has it or several do (markdown/crosscheck.py says which)."""
+    if label in labels.get(page_url, {}):
+        return page_url
+    lang = page_url.partition("/")[0] + "/"
+    found = [url for url, own in labels.items() if label in own and url.startswith(lang)]
+    return found[0] if len(found) == 1 else None
+
+
 def ref_slot(url: str, label: str) -> str:
     """Where a cross-reference goes ({ref}); the render stage fills in its number and link."""
     return f"\x00ref:{url}#{label}\x00"
@@ -26,14 +40,16 @@ def ref_slot(url: str, label: str) -> str:
 
 def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> str:
     """Each {ref} as a link that names its target (the partial parts/xref.html): "图 2" / "Eq. (3)"; labels:
-    url -> {label: [number, anchor, page]}. A target on another page whose number names no chapter says which
+    url -> {label: [number (a section's: its title), anchor, page]}. A target on another page whose number names no chapter says which
     page it is on: "Figure 2 of “Residuals”", not this page's own Figure 2; a chapter's is "Figure 3.2"."""
     import posixpath
 
-    names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label"}
+    names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label", "sec": "section_label"}
 
     def fill(m):
         url, label = m.group(1), m.group(2)
+        if url == ANYWHERE:
+            url = target_page(label, page_url, labels)
         number, anchor, *page = labels[url][label]
         href = f"#{anchor}" if url == page_url else \
             posixpath.relpath(url, posixpath.dirname(page_url) or ".") + f"#{anchor}"

@@ -1,6 +1,8 @@
 """Citations in prose, in Pandoc's and Quarto's syntax: `[@vaswani2017]`, `[@vaswani2017, §3.2]`,
 `[@ba2016; @xiong2020]`. Each becomes the citation style's in-text form in the page's language
-("(Vaswani et al., 2017)"), a link to the source's entry in the page's references, which lists it.
+("(Vaswani et al., 2017)"), a link to the source's entry in the page's references, which lists it. And
+Quarto's cross-references, `@fig-x`, `@tbl-x`, `@eq-x` and `@sec-x`: "Figure 3.2", "Equation (3.1)", a
+section's title, linked; on this page or on the one page of the course that has the target.
 
 A key that names no source is an error at its line, with the closest keys. A citation says only where a
 statement comes from: it audits nothing (an audited statement is `[…]{.claim audit=cited …}`).
@@ -38,37 +40,61 @@ def citations_plugin(md: MarkdownIt) -> None:
     def resolve(state):
         ctx = state.env["ctx"]
         for block in state.tokens:
+            if block.children and any(t.type == "text" and "@" in t.content for t in block.children):
+                block.children = [part for t in block.children for part in _split_xrefs(t)]
             for token in block.children or []:
                 if token.type == "citation":
                     token.meta["html"] = _html(ctx, token)
-                elif token.type == "text" and (m := _QUARTO_XREF.search(token.content)):
-                    ctx.report(_quarto_xref(m.group(1), m.group(2)), token)
+                elif token.type == "quarto_xref":
+                    token.meta["html"] = _xref(ctx, token, *token.meta["target"])
 
     md.inline.ruler.before("link", "citation", inline)
     md.core.ruler.push("lessonkit_citations", resolve)
-    md.add_render_rule("citation", lambda self, tokens, idx, options, env: tokens[idx].meta.get("html", ""))
+    for kind in ("citation", "quarto_xref"):
+        md.add_render_rule(kind, lambda self, tokens, idx, options, env: tokens[idx].meta.get("html", ""))
 
 
-# Quarto's cross-references (@fig-x, @tbl-x, @eq-x, @sec-x) are written here as {ref}s: said, not printed as text.
+# Quarto's cross-references: @fig-x, @tbl-x, @eq-x to a figure, table or equation ({ref}`fig:x` …), @sec-x to a
+# heading's id; on this page, else on the one page of the course that has it.
 _QUARTO_XREF = re.compile(r"(?<![\w@])@(fig|tbl|eq|sec)-([\w.\-]*\w)")
-_REF_KIND = {"fig": "fig", "tbl": "table", "eq": "eq"}
+_REF_KIND = {"fig": "fig", "tbl": "table", "eq": "eq", "sec": "sec"}
 
 
-def _quarto_xref(kind: str, name: str) -> BuildError:
-    if kind == "sec":
-        return BuildError(f"@sec-{name} is Quarto's reference to a section: here, link to its heading's id, "
-                          f"[the section](#{name}) (on another page: [the section](page.md#{name}))")
-    return BuildError(f"@{kind}-{name} is Quarto's cross-reference: here, write {{ref}}`{_REF_KIND[kind]}:{name}` "
-                      f"(on another page: {{ref}}`page.md#{_REF_KIND[kind]}:{name}`)")
+def _split_xrefs(token) -> list:
+    """A text token as text and Quarto cross-references (markdown-it's text rule reads @ as text)."""
+    from markdown_it.token import Token
+
+    if token.type != "text" or not _QUARTO_XREF.search(token.content):
+        return [token]
+    parts, at = [], 0
+    for m in _QUARTO_XREF.finditer(token.content):
+        if m.start() > at:
+            parts.append(Token("text", "", 0, content=token.content[at:m.start()], meta=dict(token.meta)))
+        parts.append(Token("quarto_xref", "", 0, content=m.group(0), meta={**token.meta, "target": m.groups()}))
+        at = m.end()
+    if at < len(token.content):
+        parts.append(Token("text", "", 0, content=token.content[at:], meta=dict(token.meta)))
+    return parts
+
+
+def _xref(ctx, token, kind: str, name: str) -> str:
+    from lessonkit.markdown.plugins import ANYWHERE, ref_slot
+    from lessonkit.markdown.plugins.lines import line_of
+
+    label = f"{_REF_KIND[kind]}:{name}"
+    ctx.out.refs.append((ANYWHERE, label, line_of(token, ctx)))
+    return ref_slot(ANYWHERE, label)
 
 
 def _html(ctx, token) -> str:
-    """The citation as the page shows it: the style's in-text form of each source, linked to its entry."""
+    """The citation as the page shows it: the style's in-text form of each source, linked to its entry;
+    [@fig-x] (Quarto's, a cross-reference in brackets) as the cross-reference."""
     links, brackets = [], ("", "")
-    for key, locator in token.meta["items"]:
-        quarto = re.fullmatch(r"(fig|tbl|eq|sec)-([\w.\-]*\w)", key)
-        if quarto and key not in ctx.inputs.references:
-            return ctx.report(_quarto_xref(*quarto.groups()), token)
+    items = token.meta["items"]
+    quarto = [re.fullmatch(r"(fig|tbl|eq|sec)-([\w.\-]*\w)", key) for key, _ in items]
+    if all(quarto) and not any(key in ctx.inputs.references for key, _ in items):
+        return ", ".join(_xref(ctx, token, *m.groups()) for m in quarto)
+    for key, locator in items:
         try:
             ref = ctx.inputs.reference(key)
         except BuildError as exc:

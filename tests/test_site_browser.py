@@ -726,6 +726,17 @@ def drawn_fonts(page, selector: str) -> set[str]:
     return {f["familyName"] for f in drawn_in(page, selector)}
 
 
+@pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
+def test_every_mark_in_the_text_is_a_target_a_finger_can_hit(tabs, rel):
+    """On a phone, an audit mark, a value's ✓ and a parameter's number are each 24 × 24 px (WCAG 2.2, 2.5.8)."""
+    page = tabs("phone").visit(rel)
+    boxes = page.eval_on_selector_all("main .audit-mark[data-label], main .value > a", """els => els.map(e => {
+        const r = e.getBoundingClientRect(); return [e.className, r.width, r.height]; })""")
+    assert {cls for cls, _, _ in boxes} >= {"mark", "num param"}, boxes[:3]
+    small = sorted({(cls, round(w, 1), round(h, 1)) for cls, w, h in boxes if w < 24 or h < 24})
+    assert not small, f"targets smaller than 24 × 24 px: {small[:4]}"
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("rel", ONE_AUDIT_PAGE)
 def test_the_reading_layers_dots_are_seen_against_the_page(tabs, rel, scheme):

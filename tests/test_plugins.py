@@ -76,6 +76,12 @@ def test_duplicate_heading_id_is_an_error_with_line():
     assert error_of("## A {#x}\n\n## B {#x}\n").startswith("content/en/a.md:7: duplicate heading id 'x'")
 
 
+@pytest.mark.parametrize("hid", ["verification-evidence", "claims-audit", "audit-panel-1", "prov-x"])
+def test_an_id_the_evidence_page_holds_is_not_an_authors(hid):
+    """A link to one leads to the evidence page: an author's heading of that id would take its links."""
+    assert f"id {hid!r} is reserved for the page's own elements" in error_of(f"## A {{#{hid}}}\n")
+
+
 # blocks ------------------------------------------------------------------------
 
 def test_exercise_with_collapsed_hint():

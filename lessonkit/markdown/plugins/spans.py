@@ -34,7 +34,7 @@ ALLOWED = {
     "code_inline": {"class", "id"},
 }
 # Ids the page templates and plugins write themselves.
-RESERVED_IDS = {*names.TEMPLATE_IDS, "claims-audit", "verification-summary", "references"}
+RESERVED_IDS = {*names.TEMPLATE_IDS, "claims-audit", "verification-summary", "verification-evidence", "references"}
 RESERVED_PREFIXES = ("audit-", "ref-", "exercise-", "claim-", "experiment-", "fig-", "prov-", "term-tip-", "s-", "fn",
                      "fix-", "home-", "table-", "eq-")
 

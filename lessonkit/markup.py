@@ -11,6 +11,7 @@ the markup is a change here, not in every reader.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from html import escape
 from html.parser import HTMLParser
@@ -127,6 +128,22 @@ class Mark:
     @classmethod
     def from_attrs(cls, a: dict) -> Mark:
         return cls(a[AUDIT], a.get("id") or "", tuple((a.get(CLAIM) or "").split()))
+
+
+# A tag, and not the text: a listing's text may read id="…" or href="#…" (Pygments leaves its quotes), and is
+# shown as written. The engine's attribute values hold no < or > (escaped).
+TAG = re.compile(r"<[A-Za-z][^<>]*>")
+_ID = re.compile(r'\sid="([^"]+)"')
+
+
+def ids(html: str) -> set:
+    """The ids html's elements have."""
+    return {i for tag in TAG.findall(html) for i in _ID.findall(tag)}
+
+
+def in_tags(pattern: re.Pattern, fill, html: str) -> str:
+    """pattern.sub(fill) inside html's tags, its text as it is."""
+    return TAG.sub(lambda tag: pattern.sub(fill, tag.group(0)), html)
 
 
 @dataclass

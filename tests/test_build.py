@@ -190,3 +190,19 @@ def test_publishing_details_sitemap_404_and_link_previews(book):
     assert '<meta property="og:locale" content="zh_CN">' in zh and '<meta property="og:title" content="小实验">' in zh
     assert f'<link rel="canonical" href="{BASE_URL}zh/page.html">' in zh
     assert '<meta name="description" content="一页。">' in zh
+
+
+def test_a_listing_that_reads_like_markup_is_shown_as_written_and_the_marks_still_lead_to_their_panels(tmp_path):
+    """A page's links to its evidence page are rewritten in its tags only: a listing's text that reads
+    id="…" or href="#…" is the author's, shown as written, and takes no mark's panel."""
+    from conftest import append_to_page, build_here
+
+    listing = '\n```html\n<a href="#prov-claim-tiny-mean"> <b id="prov-claim-tiny-mean"> // href="#claims-audit"\n```\n'
+    root = append_to_page(make_course(tmp_path / "c"), "page", {"zh": listing, "en": listing})
+    build_here(root)
+    for rel in ("en/page.html", "parallel/en/page.html"):
+        html = (root / "site" / rel).read_text("utf-8")
+        code = re.search(r"<pre.*?</pre>", html, re.S).group(0)
+        assert "page.evidence.html" not in code and "data-note" not in code and "en-prov" not in code, code
+        assert re.findall(r'<a class="mark" tabindex="-1" href="([^"]+)"', html)[0].endswith(
+            "page.evidence.html#prov-claim-tiny-mean"), rel

@@ -16,6 +16,7 @@ import re
 from lessonkit.io import digest
 from lessonkit.markdown.plugins import SUMMARY_SLOT, fill_figure_slots
 from lessonkit.markdown.plugins.outline import blocks
+from lessonkit.markup import ids, in_tags
 
 _ID = re.compile(r'(\s(?:id|aria-describedby|aria-labelledby))="([^"]+)"')
 _LOCAL = re.compile(r'(\shref)="#([^"]+)"')
@@ -82,15 +83,16 @@ def _relocate(html: str, page_url: str, here: str) -> str:
         target = posixpath.normpath(posixpath.join(base, m.group(2)))
         return f'{m.group(1)}="{posixpath.relpath(target, to)}{m.group(3) or ""}"'
 
-    return _URL.sub(move, html)
+    return in_tags(_URL, move, html)
 
 
 def _prefixed(html: str, prefix: str) -> str:
     """The translation's ids (and the links and references to them) with a prefix: no id is defined twice."""
-    own = {i for m in _ID.finditer(html) if m.group(1).strip() == "id" for i in [m.group(2)]}
-    html = _ID.sub(lambda m: f'{m.group(1)}="{" ".join(prefix + v if v in own else v for v in m.group(2).split())}"',
+    own = ids(html)
+    html = in_tags(_ID, lambda m: f'{m.group(1)}="{" ".join(prefix + v if v in own else v for v in m.group(2).split())}"',
                    html)
-    return _LOCAL.sub(lambda m: f'{m.group(1)}="#{prefix + m.group(2) if m.group(2) in own else m.group(2)}"', html)
+    return in_tags(_LOCAL, lambda m: f'{m.group(1)}="#{prefix + m.group(2) if m.group(2) in own else m.group(2)}"',
+                   html)
 
 
 def body(src, other, here: str, sizes: dict, labels: dict, strings: dict, parts) -> tuple[list[tuple[str, str]], list[str]]:

@@ -7,7 +7,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from lessonkit import names
+from lessonkit import markup, names
 from lessonkit.markdown.plugins import SUMMARY_SLOT, fill_figure_slots, fill_refs
 from lessonkit.markdown.plugins.outline import strip_markers
 from lessonkit.measure import shown
@@ -160,7 +160,6 @@ def finish(html: str, built: Built, strings: dict, sizes: dict, labels: dict, pa
                                    parts))
 
 
-_IDS = re.compile(r'\sid="([^"]+)"')
 _FRAGMENT = re.compile(r'(\shref)="#([^"]+)"')
 _PANEL = re.compile(r'<section class="prov[^"]*" id="([^"]+)"')
 _TO_PANEL = re.compile(r'href="[^"#]*#([^"]+)"')
@@ -171,17 +170,17 @@ def linked(page: str, evidence: str, url: str) -> tuple[str, str]:
     audit entry to its statement) leading to that page; the marks that lead to a panel numbered as its note
     (data-note: on paper the evidence page's panels are numbered notes, in their order)."""
     def across(html: str, own: set, theirs: set, there: str) -> str:
-        return _FRAGMENT.sub(lambda m: f'{m.group(1)}="{there}#{m.group(2)}"'
-                             if m.group(2) in theirs and m.group(2) not in own else m.group(0), html)
+        return markup.in_tags(_FRAGMENT, lambda m: f'{m.group(1)}="{there}#{m.group(2)}"'
+                        if m.group(2) in theirs and m.group(2) not in own else m.group(0), html)
 
-    page_ids, evidence_ids = set(_IDS.findall(page)), set(_IDS.findall(evidence))
+    page_ids, evidence_ids = markup.ids(page), markup.ids(evidence)
     page = across(page, page_ids, evidence_ids, names.attr(posixpath.basename(names.evidence_url(url))))
     evidence = across(evidence, evidence_ids, page_ids, names.attr(posixpath.basename(url)))
-    notes = {pid: n for n, pid in enumerate(_PANEL.findall(evidence), 1)}
+    notes = {pid: n for n, pid in enumerate(_PANEL.findall("".join(markup.TAG.findall(evidence))), 1)}
 
     def numbered(html: str) -> str:
-        return _TO_PANEL.sub(lambda m: f'{m.group(0)} data-note="{notes[m.group(1)]}"' if m.group(1) in notes
-                             else m.group(0), html)
+        return markup.in_tags(_TO_PANEL, lambda m: f'{m.group(0)} data-note="{notes[m.group(1)]}"' if m.group(1) in notes
+                        else m.group(0), html)
 
     return numbered(page), numbered(evidence)
 
@@ -208,8 +207,9 @@ def side_by_side_html(env, course, src: Built, other: Built, m, sizes: dict, lab
     if evidence is None:
         return html
     # Both columns' marks lead to the source page's evidence page (a claim is one claim in every language).
-    ids, there = set(_IDS.findall(html)), names.attr(evidence)
-    return _FRAGMENT.sub(lambda m: m.group(0) if m.group(2) in ids else f'{m.group(1)}="{there}#{m.group(2)}"', html)
+    ids, there = markup.ids(html), names.attr(evidence)
+    return markup.in_tags(_FRAGMENT, lambda m: m.group(0) if m.group(2) in ids else f'{m.group(1)}="{there}#{m.group(2)}"',
+                    html)
 
 
 def _side_by_side_pager(course, src: Built, lang: str) -> dict:

@@ -261,6 +261,13 @@ def test_quartos_cross_references_are_cross_references(src, label):
     assert ctx.refs == [("*", label, 7)]
 
 
+def test_a_cross_reference_in_a_links_text_stays_as_written():
+    """A link in a link is no HTML: in a link's text, and in an address shown as its link, @fig-x is text."""
+    html, ctx = render("x\n\n[see @fig-exp.a](https://example.org) and <https://x.org/@fig-exp.a>.")
+    assert "see @fig-exp.a</a>" in html and "x.org/@fig-exp.a</a>" in html and "\x00ref" not in html, html
+    assert ctx.refs == []
+
+
 def test_an_address_or_a_handle_is_not_a_cross_reference():
     html, _ = render("Write to me@fig-lab.org or @figaro.")
     assert "me@fig-lab.org" in html and "@figaro" in html

@@ -41,7 +41,7 @@ def citations_plugin(md: MarkdownIt) -> None:
         ctx = state.env["ctx"]
         for block in state.tokens:
             if block.children and any(t.type == "text" and "@" in t.content for t in block.children):
-                block.children = [part for t in block.children for part in _split_xrefs(t)]
+                block.children = _with_xrefs(block.children)
             for token in block.children or []:
                 if token.type == "citation":
                     token.meta["html"] = _html(ctx, token)
@@ -58,6 +58,17 @@ def citations_plugin(md: MarkdownIt) -> None:
 # heading's id; on this page, else on the one page of the course that has it.
 _QUARTO_XREF = re.compile(r"(?<![\w@])@(fig|tbl|eq|sec)-([\w.\-]*\w)")
 _REF_KIND = {"fig": "fig", "tbl": "table", "eq": "eq", "sec": "sec"}
+
+
+def _with_xrefs(children: list) -> list:
+    """The inline tokens with Quarto's cross-references split out of their text, outside links (a link in a
+    link's text is no HTML: there @fig-x stays as written)."""
+    out, depth = [], 0
+    for token in children:
+        depth += token.type == "link_open"
+        depth -= token.type == "link_close"
+        out += [token] if depth else _split_xrefs(token)
+    return out
 
 
 def _split_xrefs(token) -> list:

@@ -106,3 +106,44 @@ def test_an_audit_mark_and_its_list_entry_lead_to_the_same_panel(page):
     link.click()
     page.wait_for_url("**/p000.html#audit-1")
     assert page.locator("#audit-1").is_visible()
+
+
+def test_a_panel_opened_again_or_after_another_takes_the_focus(scripted):
+    """Each opening moves the focus into the panel (its close button), the second of the same panel too, and
+    a panel closed because another opened does not pull the focus back behind it."""
+    page = scripted
+    marks = page.locator("main .value > a.mark, main a.audit-mark[data-label]")
+    first, second = marks.nth(0), page.locator("main a.audit-mark[data-label]").first
+    assert first.get_attribute("href") != second.get_attribute("href")
+    focused = "() => [document.activeElement.className, document.activeElement.closest('[popover]')?.id]"
+    for _ in range(2):
+        first.click()
+        page.wait_for_function("() => document.querySelector('.prov:popover-open')")
+        assert page.evaluate(focused) == ["prov-close", first.get_attribute("href").split("#")[1]]
+        page.keyboard.press("Escape")
+    first.click()
+    page.wait_for_function("() => document.querySelector('.prov:popover-open')")
+    second.click(force=True)  # (through the first panel's light dismiss)
+    target = second.get_attribute("href").split("#")[1]
+    page.wait_for_function("id => document.getElementById(id)?.matches(':popover-open')", arg=target)
+    page.wait_for_timeout(100)  # the first panel's toggle event comes after
+    assert page.evaluate(focused) == ["prov-close", target]
+
+
+def test_a_panel_opened_on_the_side_by_side_page_keeps_its_links(browser, served):
+    """There the panel comes from the source page's evidence page, elsewhere in the site: its link to the
+    experiment's source lines leads to that page, not to a missing one beside the side-by-side page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{served}/parallel/en/p000.html")
+        mark = page.locator(".value > a.mark").first
+        mark.click()
+        target = mark.get_attribute("href").split("#")[1]
+        page.wait_for_function("id => document.getElementById(id)?.matches(':popover-open')", arg=target)
+        source = page.locator(f"#{target} a", has_text="experiments/tiny.py").or_(
+            page.locator(f"#{target} a[href*='/experiments/tiny.html']")).first.get_attribute("href")
+        assert source.startswith(f"{served}/zh/experiments/tiny.html"), source
+        assert page.request.get(source).ok
+    finally:
+        context.close()

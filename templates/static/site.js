@@ -63,7 +63,7 @@
   // A mark in the text (an audit mark, a value's ✓ or a parameter's number) leads to its panel on the page's
   // evidence page; here the panel opens in place, as a popover, with the evidence page fetched once. Should
   // the fetch fail (a page read from file://), the link is followed.
-  var fetched = {}, opener = null;
+  var fetched = {};
   var closeLabel = main ? main.getAttribute("data-close") || "×" : "×";
   function evidence(url) {
     fetched[url] = fetched[url] || fetch(url).then(function (r) {
@@ -80,16 +80,21 @@
     var parts = link.getAttribute("href").split("#");
     var url = parts[0], id = parts[1];
     var shown = document.getElementById(id);
-    opener = link;
-    if (shown && shown.hasAttribute("popover")) { shown.showPopover(); return; }
+    if (shown && shown.hasAttribute("popover")) { show(shown, link); return; }
     evidence(url).then(function (doc) {
       var panel = doc.getElementById(id);
       if (!panel) throw new Error(id);
       panel = document.importNode(panel, true);
-      // Its links to the evidence page's own places lead there; those to this page's stay here.
-      panel.querySelectorAll("a[href^='#']").forEach(function (a) {
-        var target = a.getAttribute("href").slice(1);
-        if (!document.getElementById(target)) a.setAttribute("href", url + "#" + target);
+      // Its links as the evidence page has them: to its own places there (to this page's, here), and any
+      // other relative address from where the evidence page is (a side-by-side page is elsewhere).
+      var base = new URL(url, location.href);
+      panel.querySelectorAll("a[href]").forEach(function (a) {
+        var href = a.getAttribute("href");
+        if (href.charAt(0) === "#") {
+          if (!document.getElementById(href.slice(1))) a.setAttribute("href", url + href);
+        } else if (!/^[a-z][a-z0-9+.-]*:/i.test(href)) {
+          a.setAttribute("href", new URL(href, base).href);
+        }
       });
       panel.setAttribute("popover", "");
       panel.setAttribute("role", "dialog");
@@ -100,11 +105,18 @@
       close.setAttribute("popovertarget", id);
       close.setAttribute("popovertargetaction", "hide");
       panel.insertBefore(close, panel.firstChild);
-      panel.addEventListener("toggle", function (e) { if (e.newState === "closed" && opener) opener.focus(); });
+      // Closed, focus goes back to the mark that opened it; not when another panel has opened meanwhile.
+      panel.addEventListener("toggle", function (e) {
+        if (e.newState === "closed" && panel.opener && !document.querySelector(".prov:popover-open")) panel.opener.focus();
+      });
       document.body.appendChild(panel);
-      panel.showPopover();
-      close.focus();
+      show(panel, link);
     }).catch(function () { location.href = link.href; });
+  }
+  function show(panel, link) {
+    panel.opener = link;
+    panel.showPopover();
+    panel.querySelector(".prov-close").focus();
   }
   if (main && window.fetch && HTMLElement.prototype.showPopover) {
     main.addEventListener("click", function (e) {

@@ -62,6 +62,12 @@ def test_each_page_prints_with_its_measured_values_and_numbered_notes(printed, l
     # carries the panel's number.
     notes = re.findall(r'href="page\.evidence\.html#([^"]+)" data-note="(\d+)"', html)
     assert notes and {n for _, n in notes} == {str(i) for i in range(1, len({p for p, _ in notes}) + 1)}
+    # In reading order: the text's first mark is note 1, the next new one note 2 …; the panels say the same.
+    firsts = list(dict.fromkeys(n for _, n in notes))
+    assert firsts == [str(i) for i in range(1, len(firsts) + 1)], firsts
+    evidence = (printed / lang / "page.evidence.html").read_text("utf-8")
+    assert all(f'id="{panel}" data-note="{n}"' in evidence for panel, n in notes)
+    assert re.search(r"\[1\].*\[2\]", text_of(printed / "pdf" / lang / "page.pdf"))
     assert "(1)" in text  # the numbered equation keeps its number
     assert "zscore" not in text  # (its label is an anchor, not text)
 

@@ -167,8 +167,8 @@ _TO_PANEL = re.compile(r'href="[^"#]*#([^"]+)"')
 
 def linked(page: str, evidence: str, url: str) -> tuple[str, str]:
     """A page and its evidence page, each link of either to an id the other holds (a mark to its panel, an
-    audit entry to its statement) leading to that page; the marks that lead to a panel numbered as its note
-    (data-note: on paper the evidence page's panels are numbered notes, in their order)."""
+    audit entry to its statement) leading to that page; each panel numbered as a note (data-note, on paper) in
+    the order the page's text first leads to it, and each mark that leads to one numbered as it is."""
     def across(html: str, own: set, theirs: set, there: str) -> str:
         return markup.in_tags(_FRAGMENT, lambda m: f'{m.group(1)}="{there}#{m.group(2)}"'
                         if m.group(2) in theirs and m.group(2) not in own else m.group(0), html)
@@ -176,11 +176,14 @@ def linked(page: str, evidence: str, url: str) -> tuple[str, str]:
     page_ids, evidence_ids = markup.ids(page), markup.ids(evidence)
     page = across(page, page_ids, evidence_ids, names.attr(posixpath.basename(names.evidence_url(url))))
     evidence = across(evidence, evidence_ids, page_ids, names.attr(posixpath.basename(url)))
-    notes = {pid: n for n, pid in enumerate(_PANEL.findall("".join(markup.TAG.findall(evidence))), 1)}
+    panels = _PANEL.findall("".join(markup.TAG.findall(evidence)))
+    read = [m.group(1) for tag in markup.TAG.findall(page) for m in _TO_PANEL.finditer(tag) if m.group(1) in panels]
+    notes = {pid: n for n, pid in enumerate(dict.fromkeys(read + panels), 1)}
 
     def numbered(html: str) -> str:
+        html = markup.in_tags(_PANEL, lambda m: f'{m.group(0)} data-note="{notes[m.group(1)]}"', html)
         return markup.in_tags(_TO_PANEL, lambda m: f'{m.group(0)} data-note="{notes[m.group(1)]}"' if m.group(1) in notes
-                        else m.group(0), html)
+                              else m.group(0), html)
 
     return numbered(page), numbered(evidence)
 

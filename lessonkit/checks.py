@@ -360,6 +360,9 @@ def _check_claims(rel: str, s: PageScan, m) -> list[str]:
         claim = m.claims.get(row.claim)
         if claim is None:
             continue
+        if row.passed != claim.passed:
+            out.append(f"{rel}: claim {claim.key}: the summary says it {'passed' if row.passed else 'failed'}; "
+                       f"the experiments say it {'passed' if claim.passed else 'failed'}")
         if (not row.fails_on_course_seed) != claim.on_course_seed:
             out.append(f"{rel}: claim {claim.key}: the summary misstates whether it holds on the course seed")
         if (row.seeds, row.held) != (claim.seeds, claim.held):

@@ -142,6 +142,12 @@ def test_check_only_catches_an_edited_number_and_a_dead_link(book, tmp_path):
     result = run_build("--out", copy, "--check-only", root=book)
     assert result.returncode == 1 and (f"claim {row.claim}: the summary says held on {row.held - 1} of {row.seeds} "
                                        f"seeds") in result.stderr, result.stderr
+    # One that says its claim failed (or passed) against the experiments.
+    told = markup.Row(row.claim, not row.passed, row.seeds, row.held, row.fails_on_course_seed, row.refuted)
+    evidence.write_text(html.replace(row.attrs(), told.attrs(), 1), "utf-8")
+    result = run_build("--out", copy, "--check-only", root=book)
+    assert result.returncode == 1 and f"claim {row.claim}: the summary says it failed; the experiments say it " \
+                                      f"passed" in result.stderr, result.stderr
 
 
 @pytest.mark.slow  # a Java run: `make test` runs it

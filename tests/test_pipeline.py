@@ -223,8 +223,10 @@ def test_quartos_cross_references_reach_another_pages_figure_equation_and_sectio
     language's words. A target no page has, or several have, is an error at its line."""
     from conftest import TWO_PAGES, with_data_files, with_figure
 
-    more = {"zh": "见 @fig-tiny.bars 与 [@eq-zscore]，@sec-mean 一节的方法出自 [@gauss1809]。",
-            "en": "See @fig-tiny.bars and [@eq-zscore]; the method of @sec-mean is from [@gauss1809]."}
+    more = {"zh": "见 @fig-tiny.bars 与 [@eq-zscore]，@sec-mean 一节的方法出自 [@gauss1809]。"
+                  "[@fig-tiny.bars 里的柱子一样高]{.claim audit=unverified why=\"没有检验\"}。",
+            "en": "See @fig-tiny.bars and [@eq-zscore]; the method of @sec-mean is from [@gauss1809]. "
+                  "[The bars in @fig-tiny.bars are alike]{.claim audit=unverified why=\"not tested\"}."}
     course = with_data_files(with_figure(course_from(tmp_path / "c", TWO_PAGES + f"""-- content/zh/more.md --
 ---
 title: 更多
@@ -259,9 +261,15 @@ translated_from: {{digest:zh/more.md}}
 
     assert shown("en") == [("page.html#fig-tiny-bars", "Figure 3.1"), ("page.html#eq-zscore", "Equation (3.1)"),
                            ("page.html#mean", "Section “The mean” of “A tiny experiment”"),
-                           ("#ref-gauss1809", "C. F. Gauss, 1809")], shown("en")
+                           ("#ref-gauss1809", "C. F. Gauss, 1809"), ("page.html#fig-tiny-bars", "Figure 3.1")], \
+        shown("en")
+    # The audit entry names the statement as it reads, its cross-reference as words: the entry is the link.
+    entry = re.search(r'<li id="audit-list-1".*?</li>', (course / "site/en/more.evidence.html").read_text("utf-8"),
+                      re.S).group(0)
+    assert "The bars in Figure 3.1 are alike" in entry and "@fig" not in entry and "xref" not in entry, entry
     assert shown("zh") == [("page.html#fig-tiny-bars", "图 3.1"), ("page.html#eq-zscore", "式 (3.1)"),
-                           ("page.html#mean", "“小实验”的“均值”一节"), ("#ref-gauss1809", "C. F. Gauss, 1809")], shown("zh")
+                           ("page.html#mean", "“小实验”的“均值”一节"), ("#ref-gauss1809", "C. F. Gauss, 1809"),
+                           ("page.html#fig-tiny-bars", "图 3.1")], shown("zh")
     page = course / "content" / "zh" / "more.md"
     page.write_text(page.read_text("utf-8").replace("@fig-tiny.bars", "@fig-tiny.barz"), "utf-8")
     with pytest.raises(BuildError) as caught:

@@ -16,7 +16,7 @@ def figure_slot(fid: str, dimension: str) -> str:
 
 
 _FIGURE_SLOT = re.compile("\x00([wh]):([^\x00]+)\x00")
-_REF_SLOT = re.compile("\x00ref:([^#\x00]+)#([^\x00]+)\x00")
+_REF_SLOT = re.compile("\x00(ref|reftext):([^#\x00]+)#([^\x00]+)\x00")
 
 
 # The page of a Quarto cross-reference (@fig-x): the one that has its target, this page first.
@@ -33,9 +33,10 @@ def target_page(label: str, page_url: str, labels: dict) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def ref_slot(url: str, label: str) -> str:
-    """Where a cross-reference goes ({ref}); the render stage fills in its number and link."""
-    return f"\x00ref:{url}#{label}\x00"
+def ref_slot(url: str, label: str, linked: bool = True) -> str:
+    """Where a cross-reference goes ({ref}); the render stage fills in its number and link (not linked: its
+    words alone, as an audit entry names its statement)."""
+    return f"\x00{'ref' if linked else 'reftext'}:{url}#{label}\x00"
 
 
 def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> str:
@@ -46,8 +47,10 @@ def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> s
 
     names = {"fig": "figure_label", "table": "table_label", "eq": "eq_label", "sec": "section_label"}
 
+    from markupsafe import escape
+
     def fill(m):
-        url, label = m.group(1), m.group(2)
+        url, label = m.group(2), m.group(3)
         if url == ANYWHERE:
             url = target_page(label, page_url, labels)
         number, anchor, *page = labels[url][label]
@@ -56,7 +59,7 @@ def fill_refs(body: str, page_url: str, labels: dict, strings: dict, parts) -> s
         text = strings[names[label.partition(":")[0]]].format(n=number)
         if url != page_url and page and page[0]:
             text = strings["xref_elsewhere"].format(label=text, page=page[0])
-        return parts("xref", href=href, text=text, strings=strings)
+        return parts("xref", href=href, text=text, strings=strings) if m.group(1) == "ref" else str(escape(text))
 
     return _REF_SLOT.sub(fill, body)
 

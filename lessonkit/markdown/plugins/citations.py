@@ -88,6 +88,22 @@ def _split_xrefs(token) -> list:
     return parts
 
 
+def as_words(token) -> list:
+    """A text token, or a cross-reference, as an audit entry names its statement: Quarto's cross-references as
+    their words ("Figure 3.1"), unlinked (the entry is itself a link)."""
+    from markdown_it.token import Token
+
+    from lessonkit.markdown.plugins import ANYWHERE, ref_slot
+
+    out = []
+    for part in [token] if token.type == "quarto_xref" else _split_xrefs(token):
+        if part.type == "quarto_xref":
+            kind, name = part.meta["target"]
+            part = Token("html_inline", "", 0, content=ref_slot(ANYWHERE, f"{_REF_KIND[kind]}:{name}", linked=False))
+        out.append(part)
+    return out
+
+
 def _xref(ctx, token, kind: str, name: str) -> str:
     from lessonkit.markdown.plugins import ANYWHERE, ref_slot
     from lessonkit.markdown.plugins.lines import line_of

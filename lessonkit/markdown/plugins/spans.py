@@ -200,6 +200,12 @@ def _label(state, children) -> tuple[str, str]:
             number.content += t.meta.get("closing", "")  # the "，" the punctuation rule moved onto the value
             kept.append(number)
             words.append(number.content)
+        elif t.type == "quarto_xref" or (t.type == "text" and "@" in t.content):
+            from lessonkit.markdown.plugins.citations import as_words
+
+            for part in as_words(t):
+                kept.append(part)
+                words.append(part.content)
         elif t.type in _LABEL_TOKENS:
             kept.append(t)
             if t.type in ("text", "code_inline"):

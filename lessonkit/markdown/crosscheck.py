@@ -87,7 +87,7 @@ def check_links(built: list[Built], figures_unsure: set = frozenset()) -> None:
     raise_all(errors)
 
 
-_QUARTO = {"fig": ("fig", "figure"), "table": ("tbl", "table"), "eq": ("eq", "equation"), "sec": ("sec", "section")}
+_WHAT = {"fig": "figure", "table": "table", "eq": "equation", "sec": "section"}
 
 
 def _anywhere(b: Built, label: str, line: int, built: list[Built], figures_unsure: set) -> list[BuildError]:
@@ -95,8 +95,11 @@ def _anywhere(b: Built, label: str, line: int, built: list[Built], figures_unsur
     def labels_of(page: Built) -> set:
         return {*page.collected.labels, *(f"sec:{h['id']}" for h in page.collected.toc)}
 
+    from lessonkit.markdown.plugins.citations import QUARTO_KINDS
+
     kind, _, name = label.partition(":")
-    written, what = f"@{_QUARTO[kind][0]}-{name}", _QUARTO[kind][1]
+    prefix = next(quarto for quarto, own in QUARTO_KINDS.items() if own == kind)
+    written, what = f"@{prefix}-{name}", _WHAT[kind]
     if label in labels_of(b):
         return []
     holding = [p for p in built if p.lang == b.lang and label in labels_of(p)]
@@ -114,7 +117,7 @@ def _anywhere(b: Built, label: str, line: int, built: list[Built], figures_unsur
         return []  # (the unknown figure's own error says what to fix)
     every = {lab.partition(":")[2] for p in built if p.lang == b.lang for lab in labels_of(p) if lab.startswith(kind + ":")}
     return [BuildError(f"{written}: no page of the course has {what} {name!r}"
-                       f"{did_you_mean(name, every, shown=lambda n: f'@{_QUARTO[kind][0]}-{n}')}", b.page.path, line)]
+                       f"{did_you_mean(name, every, shown=lambda n: f'@{prefix}-{n}')}", b.page.path, line)]
 
 
 def check_alignment(built: list[Built], source: str) -> list[BuildError]:

@@ -125,7 +125,7 @@ def page_html(env, course, built: Built, m, build_info: dict) -> str:
 
 def evidence_html(env, course, built: Built, m, build_info: dict) -> str:
     """The page's evidence page (evidence.html): its verification summary, its claims audit, its references.
-    Put together with the page by `finish`, which leads each page's links to the other's ids."""
+    Joined to the page by `linked`, which leads each page's links to the other's ids."""
     page, strings, collected = built.page, course.strings[built.lang], built.collected
     root = "../" * page.url.count("/")
     summary = ""

@@ -57,7 +57,7 @@ def citations_plugin(md: MarkdownIt) -> None:
 # Quarto's cross-references: @fig-x, @tbl-x, @eq-x to a figure, table or equation ({ref}`fig:x` …), @sec-x to a
 # heading's id; on this page, else on the one page of the course that has it.
 _QUARTO_XREF = re.compile(r"(?<![\w@])@(fig|tbl|eq|sec)-([\w.\-]*\w)")
-_REF_KIND = {"fig": "fig", "tbl": "table", "eq": "eq", "sec": "sec"}
+QUARTO_KINDS = {"fig": "fig", "tbl": "table", "eq": "eq", "sec": "sec"}  # @tbl-x names the label table:x
 
 
 def _with_xrefs(children: list) -> list:
@@ -99,7 +99,7 @@ def as_words(token) -> list:
     for part in [token] if token.type == "quarto_xref" else _split_xrefs(token):
         if part.type == "quarto_xref":
             kind, name = part.meta["target"]
-            part = Token("html_inline", "", 0, content=ref_slot(ANYWHERE, f"{_REF_KIND[kind]}:{name}", linked=False))
+            part = Token("html_inline", "", 0, content=ref_slot(ANYWHERE, f"{QUARTO_KINDS[kind]}:{name}", linked=False))
         out.append(part)
     return out
 
@@ -108,7 +108,7 @@ def _xref(ctx, token, kind: str, name: str) -> str:
     from lessonkit.markdown.plugins import ANYWHERE, ref_slot
     from lessonkit.markdown.plugins.lines import line_of
 
-    label = f"{_REF_KIND[kind]}:{name}"
+    label = f"{QUARTO_KINDS[kind]}:{name}"
     ctx.out.refs.append((ANYWHERE, label, line_of(token, ctx)))
     return ref_slot(ANYWHERE, label)
 
